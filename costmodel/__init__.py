@@ -1,0 +1,18 @@
+"""The pushdown decision engine: pure Python, no I/O.
+
+Library use, no server and no Spark::
+
+    from costmodel import optimize_wire
+    response = optimize_wire(plan_json, catalog_json, options_json)
+"""
+
+from costmodel.catalog import Catalog, catalog_from_wire
+from costmodel.errors import PlanError
+from costmodel.optimizer import optimize, optimize_wire
+from costmodel.options import Options, options_from_wire
+from costmodel.wire import plan_from_wire, plan_to_wire
+
+__all__ = [
+    "Catalog", "Options", "PlanError", "catalog_from_wire", "optimize", "optimize_wire",
+    "options_from_wire", "plan_from_wire", "plan_to_wire",
+]

@@ -1,0 +1,184 @@
+"""What the engine knows about tables: schemas and statistics.
+
+Plain immutable data, read from the request's ``catalog`` (or, later, from the
+statistics the service collected). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from costmodel.errors import PlanError
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """Per-column statistics; ``None`` means unknown.
+
+    ``histogram`` holds equi-depth bucket boundaries over the non-null values
+    (n + 1 bounds for n buckets of equal row share); ``mcv`` maps a value to the
+    fraction of *all* rows that hold it.
+    """
+
+    ndv: float | None = None
+    min: Any = None
+    max: Any = None
+    null_count: float | None = None
+    histogram: tuple[Any, ...] | None = None
+    mcv: tuple[tuple[Any, float], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """A file or row group with its own statistics (see the PruningPredicate seed)."""
+
+    id: str
+    row_count: float | None = None
+    column_stats: dict[str, ColumnStats] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    name: str
+    columns: tuple[str, ...]
+    unique: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDef:
+    name: str
+    type: str = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    name: str
+    columns: tuple[ColumnDef, ...]
+    row_count: float | None = None
+    column_stats: dict[str, ColumnStats] = field(default_factory=dict)
+    indexes: tuple[Index, ...] = ()
+    containers: tuple[Container, ...] = ()
+
+    def stats_for(self, column: str) -> ColumnStats | None:
+        stats = self.column_stats.get(column)
+        if stats is None:
+            lowered = column.lower()
+            for name, value in self.column_stats.items():
+                if name.lower() == lowered:
+                    return value
+        return stats
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    tables: dict[str, TableInfo] = field(default_factory=dict)
+
+    def table(self, name: str) -> TableInfo | None:
+        found = self.tables.get(name)
+        if found is not None:
+            return found
+        lowered = name.lower()
+        for key, value in self.tables.items():
+            if key.lower() == lowered:
+                return value
+        return None
+
+
+def _stats_from_wire(raw: Any, path: str) -> ColumnStats:
+    if not isinstance(raw, dict):
+        raise PlanError("invalid_catalog", "column statistics must be an object", path)
+    hist = raw.get("histogram")
+    mcv = raw.get("mcv")
+    mcv_pairs: tuple[tuple[Any, float], ...] | None = None
+    if mcv is not None:
+        if not isinstance(mcv, list):
+            raise PlanError("invalid_catalog", "mcv must be a list of {value, freq}", f"{path}.mcv")
+        pairs = []
+        for i, item in enumerate(mcv):
+            if not isinstance(item, dict) or "value" not in item or "freq" not in item:
+                raise PlanError("invalid_catalog", "mcv entries need value and freq", f"{path}.mcv[{i}]")
+            pairs.append((item["value"], float(item["freq"])))
+        mcv_pairs = tuple(pairs)
+    for key in ("ndv", "null_count"):
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            raise PlanError("invalid_catalog", f"{key} must be a non-negative number", f"{path}.{key}")
+    return ColumnStats(
+        ndv=raw.get("ndv"),
+        min=raw.get("min"),
+        max=raw.get("max"),
+        null_count=raw.get("null_count"),
+        histogram=tuple(hist) if isinstance(hist, list) and len(hist) >= 2 else None,
+        mcv=mcv_pairs,
+    )
+
+
+def _stats_map(raw: Any, path: str) -> dict[str, ColumnStats]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise PlanError("invalid_catalog", "column_stats must be an object keyed by column", path)
+    return {name: _stats_from_wire(value, f"{path}.{name}") for name, value in raw.items()}
+
+
+def _row_count(raw: Any, path: str) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
+        raise PlanError("invalid_catalog", "row_count must be a non-negative number", path)
+    return float(raw)
+
+
+def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
+    if not isinstance(raw, dict):
+        raise PlanError("invalid_catalog", "a table must be an object", path)
+    columns_raw = raw.get("columns", [])
+    if not isinstance(columns_raw, list):
+        raise PlanError("invalid_catalog", "columns must be a list", f"{path}.columns")
+    columns = []
+    for i, col in enumerate(columns_raw):
+        if isinstance(col, str):
+            columns.append(ColumnDef(col))
+        elif isinstance(col, dict) and isinstance(col.get("name"), str):
+            columns.append(ColumnDef(col["name"], str(col.get("type", "unknown")).lower()))
+        else:
+            raise PlanError("invalid_catalog", "a column is a name or {name, type}", f"{path}.columns[{i}]")
+    indexes = []
+    for i, idx in enumerate(raw.get("indexes") or []):
+        ipath = f"{path}.indexes[{i}]"
+        if not isinstance(idx, dict) or not isinstance(idx.get("columns"), list) or not idx["columns"]:
+            raise PlanError("invalid_catalog", "an index needs a non-empty columns list", ipath)
+        indexes.append(Index(str(idx.get("name", f"idx{i}")), tuple(idx["columns"]), bool(idx.get("unique", False))))
+    containers = []
+    for i, con in enumerate(raw.get("containers") or []):
+        cpath = f"{path}.containers[{i}]"
+        if not isinstance(con, dict):
+            raise PlanError("invalid_catalog", "a container must be an object", cpath)
+        containers.append(
+            Container(
+                id=str(con.get("id", f"container-{i}")),
+                row_count=_row_count(con.get("row_count"), f"{cpath}.row_count"),
+                column_stats=_stats_map(con.get("column_stats"), f"{cpath}.column_stats"),
+            )
+        )
+    return TableInfo(
+        name=name,
+        columns=tuple(columns),
+        row_count=_row_count(raw.get("row_count"), f"{path}.row_count"),
+        column_stats=_stats_map(raw.get("column_stats"), f"{path}.column_stats"),
+        indexes=tuple(indexes),
+        containers=tuple(containers),
+    )
+
+
+def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
+    """Read a wire catalog ``{"tables": {name: {...}}}``; ``None`` is an empty catalog."""
+    if raw is None:
+        return Catalog()
+    if not isinstance(raw, dict):
+        raise PlanError("invalid_catalog", "catalog must be an object", path)
+    tables = raw.get("tables") or {}
+    if not isinstance(tables, dict):
+        raise PlanError("invalid_catalog", "catalog.tables must be an object keyed by table name", f"{path}.tables")
+    return Catalog({name: table_from_wire(name, value, f"{path}.tables.{name}") for name, value in tables.items()})

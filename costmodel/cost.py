@@ -1,0 +1,326 @@
+"""Rows and cost per node: cost(node) = k(node) x rows received.
+
+The benefit-model seed's tables, computed for a whole plan: for each node the
+rows it receives, the rows it emits, its constant k and its cost. A filter's
+k is the summed per-row cost of its predicates (a plain comparison is 1), so
+an expensive predicate makes its filter expensive wherever it stands.
+
+Estimates are memoized per node *object*: plans are immutable and rewrites
+share unchanged subtrees, so costing a candidate placement only re-estimates
+the nodes on the path that changed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.catalog import Catalog
+from costmodel.estimate import ColumnInfo, Estimator
+from costmodel.expr import Call, Column, Expr, column_ids, conjuncts, per_row_cost
+from costmodel.options import Options
+from costmodel.plan import (
+    Aggregate,
+    Alias,
+    Distinct,
+    Filter,
+    Join,
+    Limit,
+    Node,
+    Project,
+    Scan,
+    SetOp,
+    Sort,
+    Window,
+    children,
+    op_name,
+    output_fields,
+    walk_plan,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCost:
+    id: str
+    operator: str
+    rows_in: float
+    rows_out: float
+    k: float
+    cost: float
+    subtree_cost: float
+    #: per-input rows (one per child; a scan's table rows)
+    inputs: tuple[float, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "operator": self.operator,
+            "rows_in": _round(self.rows_in),
+            "rows_out": _round(self.rows_out),
+            "k": _round(self.k),
+            "cost": _round(self.cost),
+        }
+
+
+def _round(x: float) -> float:
+    return round(x, 4) if abs(x) < 1000 else round(x, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Est:
+    cost: NodeCost
+    ndv: Mapping[int, float]
+
+
+def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
+    """Statistics of every base column the plan scans, by cid (subqueries included)."""
+    from costmodel.expr import Subquery, walk
+
+    out: dict[int, ColumnInfo] = {}
+    stack = [plan]
+    while stack:
+        root = stack.pop()
+        for node in walk_plan(root):
+            if isinstance(node, Scan):
+                table = catalog.table(node.table)
+                for f in node.fields:
+                    stats = table.stats_for(f.name) if table is not None else None
+                    rows = table.row_count if table is not None else None
+                    out[f.cid] = ColumnInfo(stats, rows, node.table, f.name)
+            from costmodel.plan import node_expressions
+
+            for expr in node_expressions(node):
+                stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
+    return out
+
+
+class CostModel:
+    """Estimates rows and cost of plans under one catalog, options and estimator."""
+
+    def __init__(self, catalog: Catalog, options: Options, estimator: Estimator):
+        self.catalog = catalog
+        self.options = options
+        self.estimator = estimator
+        self._memo: dict[int, tuple[Node, _Est]] = {}
+        self.warnings: list[str] = []
+
+    # ---------------------------------------------------------------- public
+
+    def selectivity(self, predicate: Expr) -> float:
+        return self.estimator.estimate(predicate).selectivity
+
+    def predicate_cost(self, predicate: Expr) -> float:
+        return per_row_cost(predicate, self.options.predicate_costs)
+
+    def total(self, plan: Node) -> float:
+        return self._est(plan).cost.subtree_cost
+
+    def table(self, plan: Node) -> list[NodeCost]:
+        """The per-node cost table, in plan pre-order."""
+        return [self._est(node).cost for node in walk_plan(plan)]
+
+    def node_cost(self, node: Node) -> NodeCost:
+        return self._est(node).cost
+
+    # ---------------------------------------------------------------- estimation
+
+    def _est(self, node: Node) -> _Est:
+        hit = self._memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        est = self._estimate(node)
+        self._memo[id(node)] = (node, est)
+        return est
+
+    def _apply(self, rows: float, ndv: dict[int, float], predicates: list[Expr]) -> tuple[float, float]:
+        """Rows after ``predicates``; updates ``ndv`` in place; returns (rows, summed predicate cost)."""
+        k = 0.0
+        for pred in predicates:
+            s = self.selectivity(pred)
+            k += self.predicate_cost(pred)
+            rows *= s
+            for cid in column_ids(pred):
+                if cid in ndv:
+                    ndv[cid] = max(1.0, ndv[cid] * s) if s > 0 else 0.0
+        for cid, value in ndv.items():
+            if value > rows:
+                ndv[cid] = rows
+        return rows, k
+
+    def _make(self, node: Node, inputs: tuple[float, ...], rows_out: float, k: float,
+              ndv: dict[int, float], extra: float = 0.0) -> _Est:
+        rows_in = sum(inputs)
+        cost = k * rows_in + extra
+        below = sum(self._est(child).cost.subtree_cost for child in children(node))
+        return _Est(
+            NodeCost(node.id, op_name(node), rows_in, rows_out, k, cost, below + cost, inputs),
+            ndv,
+        )
+
+    def _estimate(self, node: Node) -> _Est:
+        opts = self.options
+        if isinstance(node, Scan):
+            table = self.catalog.table(node.table)
+            rows = table.row_count if table is not None and table.row_count is not None else None
+            if rows is None:
+                rows = opts.default_row_count
+                message = f"table {node.table!r} has no row_count; assumed {rows:g} rows"
+                if message not in self.warnings:
+                    self.warnings.append(message)
+            ndv: dict[int, float] = {}
+            for f in node.fields:
+                stats = table.stats_for(f.name) if table is not None else None
+                if stats is not None and stats.ndv:
+                    ndv[f.cid] = min(float(stats.ndv), rows)
+            out, k_filters = self._apply(rows, ndv, list(node.filters))
+            return self._make(node, (rows,), out, opts.k("scan") + k_filters, ndv)
+
+        kid_ests = [self._est(child) for child in children(node)]
+        inputs = tuple(e.cost.rows_out for e in kid_ests)
+
+        if isinstance(node, Filter):
+            ndv = dict(kid_ests[0].ndv)
+            out, k = self._apply(inputs[0], ndv, conjuncts(node.predicate))
+            return self._make(node, inputs, out, k, ndv)
+        if isinstance(node, (Sort, Alias, Window, Project)):
+            ndv = dict(kid_ests[0].ndv)
+            if isinstance(node, Project):
+                for named in node.exprs:
+                    if named.cid not in ndv:
+                        guess = self._expr_ndv(named.expr, kid_ests[0].ndv)
+                        if guess is not None:
+                            ndv[named.cid] = guess
+            out = inputs[0]
+            if isinstance(node, Sort) and node.limit is not None:
+                out = min(out, float(node.limit))
+            return self._make(node, inputs, out, opts.k(op_name(node)), ndv)
+        if isinstance(node, Limit):
+            out = max(0.0, inputs[0] - node.offset)
+            if node.count is not None:
+                out = min(out, float(node.count))
+            return self._make(node, inputs, out, opts.k("limit"), dict(kid_ests[0].ndv))
+        if isinstance(node, Aggregate):
+            rows_in = inputs[0]
+            if not node.group_by:
+                out = 1.0
+            else:
+                groups = 1.0
+                for key in node.group_by:
+                    guess = self._expr_ndv(key.expr, kid_ests[0].ndv)
+                    groups *= guess if guess is not None else rows_in
+                    if groups >= rows_in:
+                        break
+                out = min(rows_in, groups)
+            ndv = {}
+            for key in node.group_by:
+                guess = self._expr_ndv(key.expr, kid_ests[0].ndv)
+                if guess is not None:
+                    ndv[key.cid] = min(guess, out)
+            return self._make(node, inputs, out, opts.k("aggregate"), ndv)
+        if isinstance(node, Distinct):
+            rows_in = inputs[0]
+            groups = 1.0
+            for f in output_fields(node):
+                value = kid_ests[0].ndv.get(f.cid)
+                groups *= value if value is not None else rows_in
+                if groups >= rows_in:
+                    break
+            out = min(rows_in, groups)
+            return self._make(node, inputs, out, opts.k("distinct"), dict(kid_ests[0].ndv))
+        if isinstance(node, SetOp):
+            if node.op == "union":
+                out = sum(inputs)
+            elif node.op == "intersect":
+                out = min(inputs)
+            else:
+                out = inputs[0]
+            return self._make(node, inputs, out, opts.k("union"), {})
+        if isinstance(node, Join):
+            return self._join(node, kid_ests, inputs)
+        raise TypeError(f"unknown node {node!r}")
+
+    def _expr_ndv(self, expr: Expr, ndv: Mapping[int, float]) -> float | None:
+        if isinstance(expr, Column):
+            return ndv.get(expr.cid)
+        cids = column_ids(expr)
+        if len(cids) == 1:
+            return ndv.get(next(iter(cids)))
+        return None
+
+    def _join(self, node: Join, kid_ests: list[_Est], inputs: tuple[float, ...]) -> _Est:
+        left_rows, right_rows = inputs
+        left_ndv, right_ndv = kid_ests[0].ndv, kid_ests[1].ndv
+        left_cids = {f.cid for f in output_fields(node.left)}
+        keys, residual = split_join_condition(node, left_cids)
+        if node.type == "cross" and not keys and not residual:
+            inner = left_rows * right_rows
+        elif keys:
+            smaller = min(left_rows, right_rows)
+            divisor = 1.0
+            for lk, rk in keys:
+                ln = left_ndv.get(lk.cid, smaller) if isinstance(lk, Column) else smaller
+                rn = right_ndv.get(rk.cid, smaller) if isinstance(rk, Column) else smaller
+                divisor = max(divisor, ln, rn) if len(keys) == 1 else divisor * max(ln, rn, 1.0)
+            inner = left_rows * right_rows / max(divisor, 1.0)
+            inner = min(inner, left_rows * right_rows)
+        else:
+            inner = left_rows * right_rows
+        extra = 0.0
+        for pred in residual:
+            extra += self.predicate_cost(pred) * inner
+            inner *= self.selectivity(pred)
+        jtype = node.type
+        if jtype in ("inner", "cross"):
+            out = inner
+        elif jtype == "left":
+            out = max(inner, left_rows)
+        elif jtype == "right":
+            out = max(inner, right_rows)
+        elif jtype == "full":
+            out = max(inner, left_rows, right_rows)
+        else:
+            if keys:
+                (lk, rk) = keys[0]
+                ln = left_ndv.get(lk.cid) if isinstance(lk, Column) else None
+                rn = right_ndv.get(rk.cid) if isinstance(rk, Column) else None
+                match = min(1.0, rn / ln) if ln and rn else 0.5
+            else:
+                match = 0.5
+            match = min(match, inner / left_rows) if left_rows else 0.0
+            out = left_rows * match if jtype == "semi" else left_rows * (1 - match)
+        ndv = dict(left_ndv)
+        if jtype not in ("semi", "anti"):
+            ndv.update(right_ndv)
+        for cid, value in ndv.items():
+            if value > out:
+                ndv[cid] = out
+        return self._make(node, inputs, out, self.options.k("join"), ndv, extra)
+
+
+def split_join_condition(node: Join, left_cids: set[int]) -> tuple[list[tuple[Expr, Expr]], list[Expr]]:
+    """Equi-join key pairs (left expr, right expr) and the residual conjuncts of ``node.on``."""
+    keys: list[tuple[Expr, Expr]] = []
+    residual: list[Expr] = []
+    if node.on is None:
+        return keys, residual
+    for part in conjuncts(node.on):
+        if isinstance(part, Call) and part.fn in ("=", "<=>") and len(part.args) == 2:
+            a, b = part.args
+            ca, cb = column_ids(a), column_ids(b)
+            if ca and cb:
+                if ca <= left_cids and not (cb & left_cids):
+                    keys.append((a, b))
+                    continue
+                if cb <= left_cids and not (ca & left_cids):
+                    keys.append((b, a))
+                    continue
+        residual.append(part)
+    return keys, residual
+
+
+def savings(before: float, after: float) -> float:
+    if before <= 0 or math.isclose(before, after):
+        return 0.0
+    return round(1 - after / before, 6)

@@ -1,0 +1,366 @@
+"""Expressions: immutable trees of columns, literals, calls and subqueries.
+
+Columns carry a ``cid`` once bound (see ``costmodel.bind``): the identity of the
+column they read, so self-joins and re-aliased names never get confused.
+The helpers here answer the questions legality asks of a predicate: which
+columns it reads, whether it is deterministic, whether it can raise, whether
+it holds aggregate or window calls, and what it costs per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:
+    from costmodel.plan import Node
+
+COMPARISONS = frozenset({"=", "!=", "<>", "<", "<=", ">", ">=", "<=>"})
+ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "mod", "neg"})
+DIVISIONS = frozenset({"/", "%", "div", "mod"})
+BOOLEAN = frozenset({"and", "or", "not"})
+LIKES = frozenset({"like", "ilike", "not_like"})
+REGEXES = frozenset({"rlike", "regexp", "regexp_like", "similar_to", "regexp_extract", "regexp_replace"})
+AGGREGATES = frozenset({
+    "count", "sum", "avg", "mean", "min", "max", "array_agg", "collect_list", "collect_set",
+    "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "first", "last",
+    "any_value", "approx_count_distinct", "count_if", "bool_and", "bool_or", "every", "some",
+    "median", "percentile", "percentile_approx", "string_agg", "listagg", "group_concat",
+    "corr", "covar_pop", "covar_samp", "max_by", "min_by", "mode", "product",
+})
+WINDOW_ONLY = frozenset({
+    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+    "first_value", "last_value", "nth_value",
+})
+NONDETERMINISTIC = frozenset({
+    "rand", "random", "randn", "uuid", "shuffle", "monotonically_increasing_id",
+    "spark_partition_id", "input_file_name", "random_uniform",
+})
+RAISING = frozenset({"assert_true", "raise_error", "error"})
+STRING_TYPES = ("string", "varchar", "char", "text", "unknown")
+
+#: Operator precedence for rendering (higher binds tighter).
+_PRECEDENCE = {
+    "or": 1, "and": 2, "not": 3,
+    "=": 4, "!=": 4, "<>": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "<=>": 4,
+    "like": 4, "ilike": 4, "rlike": 4, "in": 4, "between": 4, "is_null": 4, "is_not_null": 4,
+    "+": 5, "-": 5, "*": 6, "/": 6, "%": 6, "div": 6, "mod": 6,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column reference. ``name`` is the spelling shown; ``cid`` the bound identity."""
+
+    name: str
+    cid: int = -1
+    type: str = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    value: Any
+    type: str = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Any operator or function call, by its SQL spelling (``=``, ``and``, ``like``, ``sum``).
+
+    ``type`` is the target of a cast. A user-defined function has ``fn="udf"``
+    and declares ``name``, ``cost`` and ``deterministic``.
+    """
+
+    fn: str
+    args: tuple[Expr, ...] = ()
+    distinct: bool = False
+    type: str | None = None
+    name: str | None = None
+    cost: float | None = None
+    deterministic: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Subquery:
+    """A scalar, ``exists`` or ``in`` subquery. ``outer_refs``: outer columns it reads."""
+
+    kind: str
+    plan: Node
+    args: tuple[Expr, ...] = ()
+    outer_refs: frozenset[int] = frozenset()
+
+
+Expr = Union[Column, Literal, Call, Subquery]
+
+TRUE = Literal(True, "boolean")
+FALSE = Literal(False, "boolean")
+NULL = Literal(None, "null")
+
+
+# ---------------------------------------------------------------- construction
+
+
+def and_(parts: list[Expr] | tuple[Expr, ...]) -> Expr:
+    """Conjunction of ``parts`` (flattened); ``TRUE`` when empty."""
+    flat: list[Expr] = []
+    for part in parts:
+        flat.extend(conjuncts(part))
+    if not flat:
+        return TRUE
+    if len(flat) == 1:
+        return flat[0]
+    return Call("and", tuple(flat))
+
+
+def or_(parts: list[Expr]) -> Expr:
+    flat: list[Expr] = []
+    for part in parts:
+        flat.extend(disjuncts(part))
+    if len(flat) == 1:
+        return flat[0]
+    return Call("or", tuple(flat))
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """Split ``a AND (b AND c)`` into ``[a, b, c]``."""
+    if isinstance(expr, Call) and expr.fn == "and":
+        out: list[Expr] = []
+        for arg in expr.args:
+            out.extend(conjuncts(arg))
+        return out
+    return [expr]
+
+
+def disjuncts(expr: Expr) -> list[Expr]:
+    if isinstance(expr, Call) and expr.fn == "or":
+        out: list[Expr] = []
+        for arg in expr.args:
+            out.extend(disjuncts(arg))
+        return out
+    return [expr]
+
+
+# ---------------------------------------------------------------- traversal
+
+
+def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
+    """Pre-order walk, iterative so deep expressions cannot overflow the stack."""
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, Call):
+            stack.extend(reversed(node.args))
+        elif isinstance(node, Subquery):
+            stack.extend(reversed(node.args))
+            if into_subqueries:
+                from costmodel.plan import node_expressions, walk_plan
+
+                for sub in walk_plan(node.plan):
+                    stack.extend(node_expressions(sub))
+
+
+def column_ids(expr: Expr) -> frozenset[int]:
+    """Columns ``expr`` reads from its input, including a subquery's outer references."""
+    out: set[int] = set()
+    for node in walk(expr):
+        if isinstance(node, Column):
+            out.add(node.cid)
+        elif isinstance(node, Subquery):
+            out.update(node.outer_refs)
+    return frozenset(out)
+
+
+def is_deterministic(expr: Expr) -> bool:
+    for node in walk(expr, into_subqueries=True):
+        if isinstance(node, Call):
+            if node.fn in NONDETERMINISTIC or (node.fn == "udf" and not node.deterministic):
+                return False
+    return True
+
+
+def has_aggregate_or_window(expr: Expr) -> bool:
+    """True for ``vals > min(vals)``: such a predicate reads all rows of its input."""
+    for node in walk(expr):
+        if isinstance(node, Call) and (node.fn in AGGREGATES or node.fn in WINDOW_ONLY):
+            return True
+    return False
+
+
+def has_subquery(expr: Expr) -> bool:
+    return any(isinstance(node, Subquery) for node in walk(expr))
+
+
+def _nonzero_literal(expr: Expr) -> bool:
+    return isinstance(expr, Literal) and isinstance(expr.value, (int, float)) and not isinstance(
+        expr.value, bool
+    ) and expr.value != 0
+
+
+def can_raise(expr: Expr) -> bool:
+    """True when evaluating ``expr`` on a row another predicate would remove may fail.
+
+    Division or modulo by anything but a non-zero literal, explicit error
+    functions, and casts of strings to other types (Spark's ANSI mode raises on
+    bad input). Arithmetic overflow is not counted; see docs/legality.md.
+    """
+    for node in walk(expr):
+        if not isinstance(node, Call):
+            continue
+        if node.fn in DIVISIONS and not (len(node.args) == 2 and _nonzero_literal(node.args[1])):
+            return True
+        if node.fn in RAISING:
+            return True
+        if node.fn == "cast" and node.args:
+            source = node.args[0]
+            target = (node.type or "").lower()
+            if target in STRING_TYPES:
+                continue
+            if isinstance(source, Literal) and source.type != "string":
+                continue
+            if isinstance(source, Column) and source.type not in STRING_TYPES:
+                continue
+            if isinstance(source, Literal) and source.type == "string":
+                try:
+                    float(source.value)
+                    continue
+                except (TypeError, ValueError):
+                    return True
+            if not isinstance(source, (Column, Literal)):
+                continue
+            return True
+    return False
+
+
+def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
+    """Rebuild ``expr`` bottom-up, replacing each node ``n`` by ``fn(n)`` when not None."""
+    if isinstance(expr, Call):
+        args = tuple(transform(arg, fn) for arg in expr.args)
+        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
+            expr = replace(expr, args=args)
+    elif isinstance(expr, Subquery) and expr.args:
+        args = tuple(transform(arg, fn) for arg in expr.args)
+        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
+            expr = replace(expr, args=args)
+    result = fn(expr)
+    return expr if result is None else result
+
+
+def substitute(expr: Expr, mapping: Mapping[int, Expr]) -> Expr:
+    """Replace columns by cid, e.g. a project's output column by the expression that computes it."""
+    return transform(expr, lambda node: mapping.get(node.cid) if isinstance(node, Column) else None)
+
+
+# ---------------------------------------------------------------- cost
+
+
+def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:
+    """Cost of evaluating ``expr`` once, relative to a plain comparison (= 1)."""
+    total = 0.0
+    for node in walk(expr):
+        if isinstance(node, Subquery):
+            total += costs["subquery"]
+        elif isinstance(node, Call):
+            fn = node.fn
+            if fn == "udf":
+                total += node.cost if node.cost is not None else costs["udf"]
+            elif fn in BOOLEAN:
+                total += costs["boolean"]
+            elif fn in COMPARISONS or fn in ("is_null", "is_not_null"):
+                total += costs["comparison"]
+            elif fn == "in":
+                total += costs["comparison"] + costs["in_item"] * max(0, len(node.args) - 1)
+            elif fn == "between":
+                total += 2 * costs["comparison"]
+            elif fn in ARITHMETIC or fn == "cast":
+                total += costs["arithmetic"]
+            elif fn in LIKES:
+                total += costs["like"]
+            elif fn in REGEXES:
+                total += costs["regex"]
+            elif fn == "case":
+                total += costs["comparison"]
+            else:
+                total += costs["function"]
+    return max(total, 1.0)
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _literal_sql(lit: Literal) -> str:
+    value = lit.value
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        escaped = value.replace("'", "''")
+        if lit.type in ("date", "timestamp"):
+            return f"{lit.type.upper()} '{escaped}'"
+        return f"'{escaped}'"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
+    """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
+    return _render(expr, name_of or (lambda c: c.name), 0)
+
+
+def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> str:
+    if isinstance(expr, Column):
+        return name_of(expr)
+    if isinstance(expr, Literal):
+        return _literal_sql(expr)
+    if isinstance(expr, Subquery):
+        inner = f"({expr.kind} subquery #{expr.plan.id})"
+        if expr.kind == "exists":
+            return f"EXISTS {inner}"
+        if expr.kind == "in":
+            return f"{_render(expr.args[0], name_of, 5)} IN {inner}"
+        return inner
+    fn = expr.fn
+    args = expr.args
+    prec = _PRECEDENCE.get(fn, 10)
+
+    def r(arg: Expr, p: int = prec + 1) -> str:
+        return _render(arg, name_of, p)
+
+    if fn in ("and", "or"):
+        text = f" {fn.upper()} ".join(r(a, prec) for a in args)
+    elif fn == "not":
+        text = f"NOT {r(args[0])}"
+    elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
+        op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
+        text = f"{r(args[0], prec)} {op} {r(args[1])}"
+    elif fn == "neg":
+        text = f"-{r(args[0])}"
+    elif fn in LIKES or fn in ("rlike", "regexp"):
+        text = f"{r(args[0])} {fn.upper().replace('_', ' ')} {r(args[1])}"
+    elif fn == "in":
+        text = f"{r(args[0])} IN ({', '.join(r(a, 0) for a in args[1:])})"
+    elif fn == "between":
+        text = f"{r(args[0])} BETWEEN {r(args[1])} AND {r(args[2])}"
+    elif fn == "is_null":
+        text = f"{r(args[0])} IS NULL"
+    elif fn == "is_not_null":
+        text = f"{r(args[0])} IS NOT NULL"
+    elif fn == "cast":
+        return f"CAST({r(args[0], 0)} AS {expr.type})"
+    elif fn == "case":
+        parts = ["CASE"]
+        pairs = len(args) // 2
+        for i in range(pairs):
+            parts.append(f"WHEN {r(args[2 * i], 0)} THEN {r(args[2 * i + 1], 0)}")
+        if len(args) % 2:
+            parts.append(f"ELSE {r(args[-1], 0)}")
+        parts.append("END")
+        return " ".join(parts)
+    elif fn == "udf":
+        return f"{expr.name}({', '.join(r(a, 0) for a in args)})"
+    else:
+        inner = ", ".join(r(a, 0) for a in args) if args else ("*" if fn == "count" else "")
+        prefix = "DISTINCT " if expr.distinct else ""
+        return f"{fn}({prefix}{inner})"
+    return f"({text})" if prec < parent_prec else text

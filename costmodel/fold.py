@@ -1,0 +1,255 @@
+"""Three-valued constant folding.
+
+``fold(expr, null_cids)`` evaluates ``expr`` with the columns in ``null_cids``
+set to NULL and every other column unknown, under SQL's three-valued logic.
+It answers with a ``Truth``: TRUE, FALSE, NULL, NOT_TRUE (false or NULL, we do
+not know which) or UNKNOWN. Two uses:
+
+* an outer join's null-supplying side is *rejected* by a WHERE predicate when
+  folding it with that side's columns NULL gives FALSE, NULL or NOT_TRUE::
+
+      r.x > 5            -> NULL      (rejects: the join can become inner)
+      coalesce(r.x, 0)=0 -> TRUE      (does not reject)
+      r.x > 5 OR l.y = 1 -> UNKNOWN   (does not reject)
+
+* a predicate with no unknown columns folds to a constant: ``1 = 0`` and
+  ``a = NULL`` are never true, so the filter yields an empty result.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Set
+from typing import Any
+
+from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
+
+
+class Truth(enum.Enum):
+    TRUE = "true"
+    FALSE = "false"
+    NULL = "null"
+    NOT_TRUE = "not_true"  # false or null
+    UNKNOWN = "unknown"
+
+    @property
+    def never_true(self) -> bool:
+        return self in (Truth.FALSE, Truth.NULL, Truth.NOT_TRUE)
+
+
+#: Functions that return NULL whenever an argument is NULL.
+STRICT = frozenset(
+    COMPARISONS - {"<=>"}
+    | ARITHMETIC
+    | LIKES
+    | {
+        "rlike", "in", "between", "cast", "upper", "lower", "substring", "substr", "length", "trim",
+        "ltrim", "rtrim", "abs", "year", "month", "day", "quarter", "extract", "date_add", "date_sub",
+        "concat", "round", "floor", "ceil", "sqrt", "ln", "log", "exp", "power", "mod", "neg",
+        "starts_with", "startswith", "ends_with", "contains", "regexp_like",
+    }
+)
+
+_UNK = object()  # a value we cannot know
+
+
+def _value(expr: Expr, nulls: Set[int]) -> Any:
+    """A constant value for ``expr``, ``None`` for NULL, or ``_UNK``."""
+    if isinstance(expr, Literal):
+        return expr.value
+    if isinstance(expr, Column):
+        return None if expr.cid in nulls else _UNK
+    if isinstance(expr, Subquery):
+        return _UNK
+    if expr.fn == "coalesce" or expr.fn in ("nvl", "ifnull"):
+        for arg in expr.args:
+            value = _value(arg, nulls)
+            if value is _UNK:
+                return _UNK
+            if value is not None:
+                return value
+        return None
+    if expr.fn == "case":
+        return _case_value(expr, nulls)
+    if _is_boolean(expr):
+        truth = fold(expr, nulls)
+        return {Truth.TRUE: True, Truth.FALSE: False, Truth.NULL: None}.get(truth, _UNK)
+    if expr.fn in STRICT:
+        values = [_value(a, nulls) for a in expr.args]
+        if any(v is None for v in values):
+            return None
+        if any(v is _UNK for v in values):
+            return _UNK
+        return _arith(expr.fn, values)
+    return _UNK
+
+
+def _case_value(expr: Call, nulls: Set[int]) -> Any:
+    args = expr.args
+    for i in range(0, len(args) - 1, 2):
+        cond = fold(args[i], nulls)
+        if cond is Truth.TRUE:
+            return _value(args[i + 1], nulls)
+        if cond is Truth.UNKNOWN:
+            return _UNK
+    return _value(args[-1], nulls) if len(args) % 2 else None
+
+
+def _arith(fn: str, values: list[Any]) -> Any:
+    try:
+        if fn == "+":
+            return values[0] + values[1]
+        if fn == "-":
+            return values[0] - values[1]
+        if fn == "*":
+            return values[0] * values[1]
+        if fn == "neg":
+            return -values[0]
+    except TypeError:
+        return _UNK
+    return _UNK  # division and the rest are not folded: they may raise
+
+
+def _is_boolean(expr: Call) -> bool:
+    return expr.fn in COMPARISONS or expr.fn in (
+        "and", "or", "not", "is_null", "is_not_null", "in", "between", "like", "ilike",
+        "is_true", "is_false", "is_not_true", "is_not_false",
+    )
+
+
+def _compare(fn: str, left: Any, right: Any) -> Truth:
+    if isinstance(left, bool) != isinstance(right, bool):
+        return Truth.UNKNOWN
+    numeric = (int, float)
+    if not (
+        (isinstance(left, numeric) and isinstance(right, numeric))
+        or (isinstance(left, str) and isinstance(right, str))
+    ):
+        return Truth.UNKNOWN
+    result = {
+        "=": left == right, "!=": left != right, "<>": left != right, "<": left < right,
+        "<=": left <= right, ">": left > right, ">=": left >= right, "<=>": left == right,
+    }[fn]
+    return Truth.TRUE if result else Truth.FALSE
+
+
+def _and(parts: list[Truth]) -> Truth:
+    if Truth.FALSE in parts:
+        return Truth.FALSE
+    if all(p is Truth.TRUE for p in parts):
+        return Truth.TRUE
+    if any(p in (Truth.NULL, Truth.NOT_TRUE) for p in parts):
+        if all(p in (Truth.TRUE, Truth.NULL) for p in parts):
+            return Truth.NULL
+        return Truth.NOT_TRUE
+    return Truth.UNKNOWN
+
+
+def _or(parts: list[Truth]) -> Truth:
+    if Truth.TRUE in parts:
+        return Truth.TRUE
+    if all(p is Truth.FALSE for p in parts):
+        return Truth.FALSE
+    if Truth.UNKNOWN in parts:
+        return Truth.UNKNOWN
+    if all(p in (Truth.FALSE, Truth.NULL) for p in parts):
+        return Truth.NULL
+    return Truth.NOT_TRUE
+
+
+def _not(part: Truth) -> Truth:
+    return {
+        Truth.TRUE: Truth.FALSE, Truth.FALSE: Truth.TRUE, Truth.NULL: Truth.NULL,
+    }.get(part, Truth.UNKNOWN)
+
+
+def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
+    """The truth of predicate ``expr`` with columns ``nulls`` NULL and all others unknown."""
+    if isinstance(expr, Literal):
+        if expr.value is None:
+            return Truth.NULL
+        if isinstance(expr.value, bool):
+            return Truth.TRUE if expr.value else Truth.FALSE
+        return Truth.UNKNOWN
+    if isinstance(expr, Column):
+        return Truth.NULL if expr.cid in nulls else Truth.UNKNOWN
+    if isinstance(expr, Subquery):
+        if expr.kind == "in" and _value(expr.args[0], nulls) is None:
+            return Truth.NOT_TRUE  # NULL IN (...) is NULL, or FALSE for an empty subquery
+        return Truth.UNKNOWN
+    fn = expr.fn
+    if fn == "and":
+        return _and([fold(a, nulls) for a in expr.args])
+    if fn == "or":
+        return _or([fold(a, nulls) for a in expr.args])
+    if fn == "not":
+        return _not(fold(expr.args[0], nulls))
+    if fn in ("is_null", "is_not_null"):
+        value = _value(expr.args[0], nulls)
+        if value is _UNK:
+            return Truth.UNKNOWN
+        is_null = value is None
+        return Truth.TRUE if is_null == (fn == "is_null") else Truth.FALSE
+    if fn in ("is_true", "is_false", "is_not_true", "is_not_false"):
+        inner = fold(expr.args[0], nulls)
+        if inner is Truth.UNKNOWN:
+            return Truth.UNKNOWN
+        if inner is Truth.NOT_TRUE:
+            return {"is_true": Truth.FALSE, "is_not_true": Truth.TRUE}.get(fn, Truth.UNKNOWN)
+        hit = inner is (Truth.TRUE if fn in ("is_true", "is_not_true") else Truth.FALSE)
+        if fn.startswith("is_not"):
+            hit = not hit
+        return Truth.TRUE if hit else Truth.FALSE
+    if fn == "<=>":
+        left, right = (_value(a, nulls) for a in expr.args)
+        if left is _UNK or right is _UNK:
+            return Truth.UNKNOWN
+        if left is None or right is None:
+            return Truth.TRUE if left is None and right is None else Truth.FALSE
+        return _compare("=", left, right)
+    if fn in COMPARISONS:
+        left, right = (_value(a, nulls) for a in expr.args)
+        if left is None or right is None:
+            return Truth.NULL
+        if left is _UNK or right is _UNK:
+            return Truth.UNKNOWN
+        return _compare(fn, left, right)
+    if fn == "in":
+        needle = _value(expr.args[0], nulls)
+        if needle is None:
+            return Truth.NULL
+        values = [_value(a, nulls) for a in expr.args[1:]]
+        if needle is _UNK:
+            # x IN (NULL, NULL) can never be true
+            return Truth.NOT_TRUE if all(v is None for v in values) else Truth.UNKNOWN
+        results = [Truth.NULL if v is None else Truth.UNKNOWN if v is _UNK else _compare("=", needle, v)
+                   for v in values]
+        return _or(results)
+    if fn == "between":
+        x, lo, hi = (_value(a, nulls) for a in expr.args)
+        if x is None:
+            return Truth.NULL
+        ge = Truth.NULL if lo is None else Truth.UNKNOWN if _UNK in (x, lo) else _compare(">=", x, lo)
+        le = Truth.NULL if hi is None else Truth.UNKNOWN if _UNK in (x, hi) else _compare("<=", x, hi)
+        return _and([ge, le])
+    value = _value(expr, nulls)
+    if value is _UNK:
+        return Truth.UNKNOWN
+    if value is None:
+        return Truth.NULL
+    if isinstance(value, bool):
+        return Truth.TRUE if value else Truth.FALSE
+    return Truth.UNKNOWN
+
+
+def rejects_nulls(expr: Expr, cids: Set[int]) -> bool:
+    """True when ``expr`` can never be true on a row whose ``cids`` are all NULL."""
+    return fold(expr, cids).never_true
+
+
+def constant_truth(expr: Expr) -> Truth:
+    """TRUE when ``expr`` holds on every row, FALSE when on none, else UNKNOWN."""
+    truth = fold(expr, frozenset())
+    if truth.never_true:
+        return Truth.FALSE
+    return truth

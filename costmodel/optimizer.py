@@ -1,0 +1,424 @@
+"""``optimize(plan, catalog, options) -> OptimizeResult``: the engine's one entry point.
+
+Steps, each in its own module:
+
+1. strip movable predicates out of filters and join conditions, leaving a
+   skeleton (``rules.split_conjunctions``; fixed conjuncts stay put);
+2. simplify outer joins that a WHERE predicate rejects (``rules.outer_to_inner``);
+3. derive implied predicates across join keys and from ORs
+   (``rules.infer_join_keys``, ``rules.or_derivation``);
+4. place every predicate where the plan costs least (``placement``), or
+   deepest (mode ``always``), or where it was (mode ``never``);
+5. report: the rewritten plan, the decision log with the benefit model's
+   numbers per operator, estimates, cost tables, EXPLAIN.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from costmodel.catalog import Catalog, catalog_from_wire
+from costmodel.cost import CostModel, NodeCost, column_infos, savings
+from costmodel.estimate import Estimator, SelectivitySource
+from costmodel.explain import explain
+from costmodel.expr import FALSE, Expr, and_, column_ids, conjuncts, has_aggregate_or_window, is_deterministic, to_sql
+from costmodel.fold import Truth, constant_truth
+from costmodel.options import Options, options_from_wire
+from costmodel.placement import ABOVE, ON, SCAN, Materializer, Position, Pred, build_region, iter_region, place
+from costmodel.placement import placements_of
+from costmodel.plan import Filter, IdAllocator, Join, Node, Scan, children, walk_plan, with_children
+from costmodel.rules.infer_join_keys import infer_across_keys
+from costmodel.rules.join import ON_SIDES, WHERE_SIDES, side_of
+from costmodel.rules.or_derivation import derive_per_side
+from costmodel.rules.outer_to_inner import simplify_outer_join
+from costmodel.rules.split_conjunctions import classify_conjuncts, fold_conjunct
+from costmodel.wire import plan_from_wire, plan_to_wire
+
+MODEL_VERSION = "1"
+MAX_DERIVED = 200
+
+
+@dataclass
+class OptimizeResult:
+    plan: Node
+    original: Node
+    decisions: list[dict[str, Any]]
+    estimates: list[dict[str, Any]]
+    before: list[NodeCost]
+    after: list[NodeCost]
+    rewrites: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def total_before(self) -> float:
+        return self.before[0].subtree_cost if self.before else 0.0
+
+    @property
+    def total_after(self) -> float:
+        return self.after[0].subtree_cost if self.after else 0.0
+
+    def to_wire(self) -> dict[str, Any]:
+        before = {c.id: c for c in self.before}
+        after = {c.id: c for c in self.after}
+        return {
+            "plan": plan_to_wire(self.plan),
+            "decisions": self.decisions,
+            "estimates": self.estimates,
+            "cost": {
+                "before": {"total": round(self.total_before, 4), "nodes": [c.to_wire() for c in self.before]},
+                "after": {"total": round(self.total_after, 4), "nodes": [c.to_wire() for c in self.after]},
+                "savings": savings(self.total_before, self.total_after),
+            },
+            "explain": {
+                "before": explain(self.original, before),
+                "after": explain(self.plan, after),
+            },
+            "rewrites": self.rewrites,
+            "warnings": self.warnings,
+            "model_version": MODEL_VERSION,
+        }
+
+
+# ---------------------------------------------------------------- step 1: strip
+
+
+@dataclass
+class _Stripped:
+    skeleton: Node
+    preds: list[Pred]
+    fixed: list[dict[str, Any]]
+    rewrites: list[dict[str, Any]]
+
+
+def _strip(plan: Node) -> _Stripped:
+    preds: list[Pred] = []
+    fixed: list[dict[str, Any]] = []
+    rewrites: list[dict[str, Any]] = []
+
+    def add(form: Expr, kind: str, node: Node, pos_kind: str, origin_filter: str | None) -> None:
+        root = Position(node, pos_kind, form)
+        preds.append(Pred(len(preds), form, kind, root, origin_filter))
+
+    def visit(node: Node) -> Node:
+        kids = [visit(child) for child in children(node)]
+        if isinstance(node, Filter):
+            below = kids[0]
+            stay: list[Expr] = []
+            movable: list[Expr] = []
+            for part, reason in classify_conjuncts(node.predicate):
+                if reason is not None:
+                    stay.append(part)
+                    fixed.append({"predicate": to_sql(part), "operator": below.id, "action": "blocked",
+                                  "reason": reason})
+                    continue
+                folded = fold_conjunct(part)
+                if folded is None:
+                    rewrites.append({"rule": "remove_always_true", "operator": node.id, "predicate": to_sql(part)})
+                    continue
+                if folded is FALSE and part is not FALSE:
+                    rewrites.append({"rule": "never_true", "operator": node.id, "predicate": to_sql(part),
+                                     "detail": "the predicate is never true: the result is empty"})
+                movable.append(folded)
+            for part in movable:
+                add(part, "where", below, ABOVE, node.id)
+            if stay:
+                return Filter(node.id, and_(stay), below)
+            return below
+        node = with_children(node, kids)
+        if isinstance(node, Join) and node.on is not None:
+            keep: list[Expr] = []
+            for part in conjuncts(node.on):
+                if (
+                    is_deterministic(part)
+                    and not has_aggregate_or_window(part)
+                    and side_of(part, node) is not None
+                    and constant_truth(part) is not Truth.TRUE
+                ):
+                    add(part, "on", node, ON, None)
+                else:
+                    keep.append(part)
+            node = replace(node, on=and_(keep) if keep else None)
+        return node
+
+    skeleton = visit(plan)
+    return _Stripped(skeleton, preds, fixed, rewrites)
+
+
+# ---------------------------------------------------------------- step 2: outer joins
+
+
+def _replace_node(root: Node, node_id: str, new: Node) -> Node:
+    if root.id == node_id:
+        return new
+    kids = children(root)
+    if not kids:
+        return root
+    return with_children(root, [_replace_node(k, node_id, new) for k in kids])
+
+
+def _find(root: Node, node_id: str) -> Node:
+    for node in walk_plan(root):
+        if node.id == node_id:
+            return node
+    raise KeyError(node_id)
+
+
+def _rebind(preds: list[Pred], skeleton: Node, scan_pushdown: bool) -> None:
+    """Point every predicate's root at the skeleton's current nodes and rebuild its region."""
+    for pred in preds:
+        node = _find(skeleton, pred.root.node.id)
+        pred.root = build_region(Position(node, pred.root.kind, pred.root.form), scan_pushdown)
+
+
+def _simplify_outer_joins(stripped: _Stripped, options: Options) -> Node:
+    skeleton = stripped.skeleton
+    while True:
+        _rebind(stripped.preds, skeleton, options.scan_pushdown)
+        change = None
+        for pred in stripped.preds:
+            for pos in iter_region(pred.root):
+                if pos.kind == ABOVE and pos.stop is not None and isinstance(pos.node, Join):
+                    new_type = simplify_outer_join(pos.form, pos.node)
+                    if new_type is not None:
+                        change = (pos.node, new_type, pos.form)
+                        break
+            if change:
+                break
+        if change is None:
+            return skeleton
+        join, new_type, form = change
+        stripped.rewrites.append({
+            "rule": "outer_to_inner", "operator": join.id, "from": join.type, "to": new_type,
+            "predicate": to_sql(form),
+            "detail": f"{to_sql(form)} is never true on the rows the {join.type} join pads with NULLs",
+        })
+        skeleton = _replace_node(skeleton, join.id, replace(join, type=new_type))
+
+
+# ---------------------------------------------------------------- step 3: derived predicates
+
+
+def _derive(stripped: _Stripped, skeleton: Node, options: Options) -> None:
+    preds = stripped.preds
+    seen = {(p.root.node.id, p.root.kind, p.form) for p in preds}
+
+    def add(join: Join, side: int, form: Expr, reason: str) -> None:
+        child = children(join)[side]
+        key = (child.id, ABOVE, form)
+        if key in seen or len(preds) >= MAX_DERIVED + len(stripped.preds):
+            return
+        seen.add(key)
+        root = build_region(Position(child, ABOVE, form), options.scan_pushdown)
+        preds.append(Pred(len(preds), form, "derived", root, None, reason, join.id))
+        queue.append(preds[-1])
+
+    # OR conditions that stay in a join's ON can still lend each side a filter
+    for node in walk_plan(skeleton):
+        if isinstance(node, Join) and node.on is not None:
+            for part in conjuncts(node.on):
+                for side, form in derive_per_side(part, node, ON_SIDES[node.type]):
+                    add(node, side, form, "derived_from_or")
+
+    queue = list(preds)
+    while queue:
+        pred = queue.pop(0)
+        for pos in iter_region(pred.root):
+            if not isinstance(pos.node, Join) or pos.kind == SCAN:
+                continue
+            join = pos.node
+            for side, form in infer_across_keys(pos.form, join):
+                add(join, side, form, "inferred_from_join_keys")
+            if pos.kind == ABOVE and pos.stop is not None and pos.stop.reason == "references_both_sides":
+                for side, form in derive_per_side(pos.form, join, WHERE_SIDES[join.type]):
+                    add(join, side, form, "derived_from_or")
+
+
+# ---------------------------------------------------------------- step 5: report
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else 1.0
+
+
+class _Reporter:
+    def __init__(self, model: CostModel, after: dict[str, NodeCost], options: Options):
+        self.model = model
+        self.after = after
+        self.options = options
+
+    def numbers(self, pos: Position, side: int | None) -> dict[str, Any]:
+        node = pos.node
+        row = self.after.get(node.id)
+        est = self.model.estimator.estimate(pos.form)
+        s = est.selectivity
+        c = self.model.predicate_cost(pos.form)
+        if isinstance(node, Filter):
+            k = self.model.predicate_cost(node.predicate)
+        else:
+            k = self.options.k("union" if node.__class__.__name__ == "SetOp" else _op(node))
+        if row is None:
+            return {}
+        rows_in = row.inputs[side] if side is not None and side < len(row.inputs) else row.rows_in
+        r = _ratio(row.rows_out, rows_in)
+        p = 1 - s
+        r1 = k / c if c > 0 else float("inf")
+        out = {"p": round(p, 6), "r": round(r, 6), "r1": round(r1, 6), "lhs": round(1 - r, 6),
+               "rhs": round(p * r1, 6)}
+        if pos.cost_here is not None:
+            out["cost_if_kept"] = round(pos.cost_here, 4)
+        if pos.best_below is not None:
+            out["cost_if_pushed"] = round(pos.best_below, 4)
+        return out
+
+    def decisions(self, pred: Pred, mode: str, absent_cost: float | None) -> list[dict[str, Any]]:
+        text = to_sql(pred.form)
+        out: list[dict[str, Any]] = []
+        in_cut = {id(p) for p in pred.cut}
+
+        def on_path(pos: Position) -> bool:
+            return id(pos) in in_cut or any(on_path(b) for b in pos.below)
+
+        if pred.kind == "derived":
+            entry = {"predicate": text, "operator": pred.via, "action": "pushed" if pred.cut else "kept",
+                     "reason": pred.derived_reason if pred.cut else "derived_not_beneficial"}
+            if absent_cost is not None:
+                entry["cost_without"] = round(absent_cost, 4)
+            out.append(entry)
+            if not pred.cut:
+                return out
+
+        def visit(pos: Position) -> None:
+            if pos.kind == SCAN:
+                return
+            side = None
+            if pos.below and isinstance(pos.node, Join):
+                side = children(pos.node).index(pos.below[0].node) if pos.below[0].node in children(pos.node) else None
+            entry: dict[str, Any] = {"predicate": to_sql(pos.form), "operator": pos.node.id}
+            if id(pos) in in_cut:
+                if pos.stop is not None:
+                    entry.update(action="blocked", reason=pos.stop.reason, detail=pos.stop.detail)
+                    out.append(entry)
+                    return
+                if not pos.below:
+                    return
+                entry.update(action="kept", reason="mode_never" if mode == "never" else "not_beneficial")
+                entry.update(self.numbers(pos, side))
+                out.append(entry)
+                return
+            numbers = self.numbers(pos, side)
+            if mode == "always":
+                reason = "mode_always"
+            elif pos.below and pos.below[0].kind == SCAN:
+                reason = "into_scan"
+            else:
+                reason = "beneficial" if numbers.get("lhs", 0) <= numbers.get("rhs", 0) + 1e-12 else "lower_total_cost"
+            entry.update(action="pushed", reason=reason)
+            entry.update(numbers)
+            out.append(entry)
+            for child in pos.below:
+                if on_path(child):
+                    visit(child)
+
+        visit(pred.root)
+        return out
+
+
+def _op(node: Node) -> str:
+    from costmodel.plan import op_name
+
+    return op_name(node)
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
+    taken = {node.id for node in walk_plan(skeleton)}
+    allocator = IdAllocator(taken)
+    ids: dict[str, str] = {}
+    groups: dict[str, list[Pred]] = {}
+    for pred in preds:
+        for pos in pred.cut:
+            if pos.kind == ABOVE:
+                groups.setdefault(pos.node.id, []).append(pred)
+    for node in walk_plan(skeleton):
+        group = groups.get(node.id)
+        if not group:
+            continue
+        for pred in sorted(group, key=lambda p: p.index):
+            if pred.origin_filter and pred.origin_filter not in allocator.taken:
+                ids[node.id] = pred.origin_filter
+                allocator.taken.add(pred.origin_filter)
+                break
+        else:
+            ids[node.id] = allocator.new()
+    return ids
+
+
+def optimize(
+    plan: Node,
+    catalog: Catalog,
+    options: Options | None = None,
+    sources: tuple[SelectivitySource, ...] | None = None,
+) -> OptimizeResult:
+    """Decide where every filter goes; see the module docstring for the steps."""
+    options = options or Options()
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
+    estimator = Estimator(column_infos(plan, catalog), sources or Estimator.__dataclass_fields__["sources"].default)
+    model = CostModel(catalog, options, estimator)
+    before = model.table(plan)
+
+    stripped = _strip(plan)
+    skeleton = stripped.skeleton
+    if options.mode != "never":
+        skeleton = _simplify_outer_joins(stripped, options)
+        _derive(stripped, skeleton, options)
+    else:
+        _rebind(stripped.preds, skeleton, options.scan_pushdown)
+        stripped.rewrites.clear()
+    preds = stripped.preds
+
+    materializer = Materializer(skeleton)
+
+    def evaluate(placements: dict) -> float:
+        return model.total(materializer.build(placements))
+
+    absent = place(preds, options.mode, evaluate)
+
+    if options.mode == "never":
+        final = plan
+    else:
+        final = materializer.build(placements_of(preds), _assign_filter_ids(preds, skeleton))
+    after = model.table(final)
+    reporter = _Reporter(model, {c.id: c for c in after}, options)
+
+    decisions = list(stripped.fixed)
+    estimates: list[dict[str, Any]] = []
+    for pred in preds:
+        decisions.extend(reporter.decisions(pred, options.mode, absent.get(pred.index)))
+        estimate = estimator.estimate(pred.form)
+        entry = {"predicate": to_sql(pred.form), **estimate.to_wire()}
+        if pred.kind == "derived":
+            entry["derived"] = pred.derived_reason
+        estimates.append(entry)
+    warnings = list(model.warnings)
+    for rewrite in stripped.rewrites:
+        if rewrite["rule"] == "never_true":
+            warnings.append(f"{rewrite['predicate']} is never true: the query returns no rows")
+    return OptimizeResult(final, plan, decisions, estimates, before, after, stripped.rewrites, warnings)
+
+
+def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:
+    """Wire in, wire out: the library form of ``POST /optimize``. Raises ``PlanError``."""
+    if sys.getrecursionlimit() < 20000:
+        sys.setrecursionlimit(20000)
+    cat = catalog_from_wire(catalog)
+    opts = options_from_wire(options)
+    node = plan_from_wire(plan, cat)
+    return optimize(node, cat, opts).to_wire()
+
+
+__all__ = ["OptimizeResult", "optimize", "optimize_wire", "column_ids"]

@@ -1,0 +1,221 @@
+"""Cost-based placement: for each predicate, the legal position with the lowest plan cost.
+
+A predicate's legal positions form a tree (``Position``): it starts where the
+query put it and goes down while the rules allow; at a union it forks into
+every branch. A *cut* through that tree is a placement: stop here, or go on
+below (into every branch of a fork). ``best_cut`` tries each position and
+keeps the one whose whole plan costs least, the other predicates standing
+where they currently are; ties go to the deeper position, as a rule-based
+optimizer would. Plans are rebuilt with shared unchanged subtrees, so the
+cost model only re-estimates the path that changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from costmodel.expr import Expr, and_, conjuncts
+from costmodel.legality import cross
+from costmodel.plan import Filter, Join, Node, Scan, children, with_children
+from costmodel.rules import Blocked
+from costmodel.rules.join import push_join_condition
+from costmodel.rules.scan import push_into_scan
+
+ABOVE, ON, SCAN = "above", "on", "scan"
+
+
+@dataclass(eq=False)
+class Position:
+    """The predicate as ``form`` on ``node``'s output (ABOVE), in its join condition (ON), or in its filters (SCAN)."""
+
+    node: Node
+    kind: str
+    form: Expr
+    below: list[Position] = field(default_factory=list)
+    stop: Blocked | None = None
+    cost_here: float | None = None
+    best_below: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.node.id, self.kind)
+
+
+@dataclass(eq=False)
+class Pred:
+    """One predicate to place: a WHERE conjunct, a join-condition conjunct, or a derived one."""
+
+    index: int
+    form: Expr
+    kind: str  # "where" | "on" | "derived"
+    root: Position
+    origin_filter: str | None = None
+    derived_reason: str | None = None
+    via: str | None = None  # the join a derived predicate was inferred at
+    cut: list[Position] = field(default_factory=list)
+
+
+def build_region(pos: Position, scan_pushdown: bool) -> Position:
+    """Fill in ``pos.below``/``pos.stop`` recursively with every legal position under ``pos``."""
+    if pos.kind == SCAN:
+        return pos
+    node = pos.node
+    if pos.kind == ON:
+        assert isinstance(node, Join)
+        outcome = push_join_condition(pos.form, node)
+    elif isinstance(node, Scan):
+        if not scan_pushdown:
+            return pos
+        outcome = push_into_scan(pos.form, node)
+        if isinstance(outcome, Blocked):
+            pos.stop = outcome
+        else:
+            pos.below = [Position(node, SCAN, outcome[0].form)]
+        return pos
+    else:
+        outcome = cross(pos.form, node)
+    if isinstance(outcome, Blocked):
+        pos.stop = outcome
+        return pos
+    kids = children(node)
+    pos.below = [build_region(Position(kids[c.index], ABOVE, c.form), scan_pushdown) for c in outcome]
+    return pos
+
+
+def iter_region(pos: Position):
+    stack = [pos]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.below)
+
+
+def deepest(pos: Position) -> list[Position]:
+    if not pos.below:
+        return [pos]
+    out: list[Position] = []
+    for child in pos.below:
+        out.extend(deepest(child))
+    return out
+
+
+Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
+
+
+class Materializer:
+    """Builds a plan from the skeleton and placements, reusing unchanged subtrees."""
+
+    def __init__(self, skeleton: Node):
+        self.skeleton = skeleton
+        self._memo: dict[tuple, Node] = {}
+
+    def build(self, placements: Placements, filter_ids: dict[str, str] | None = None) -> Node:
+        return self._build(self.skeleton, placements, filter_ids or {})
+
+    def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str]) -> Node:
+        kids = tuple(self._build(child, placements, filter_ids) for child in children(node))
+        scan_adds = placements.get((node.id, SCAN), ())
+        on_adds = placements.get((node.id, ON), ())
+        above = placements.get((node.id, ABOVE), ())
+        key = (
+            node.id, tuple(map(id, kids)),
+            tuple((i, id(f)) for i, f in scan_adds), tuple((i, id(f)) for i, f in on_adds),
+            tuple((i, id(f)) for i, f in above), filter_ids.get(node.id),
+        )
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        new = with_children(node, kids)
+        if scan_adds:
+            assert isinstance(new, Scan)
+            new = replace(new, filters=new.filters + tuple(f for _, f in sorted(scan_adds, key=_first)))
+        if on_adds:
+            assert isinstance(new, Join)
+            parts = ([] if new.on is None else conjuncts(new.on)) + [f for _, f in sorted(on_adds, key=_first)]
+            new = replace(new, on=and_(parts))
+        if above:
+            forms = [f for _, f in sorted(above, key=_first)]
+            new = Filter(filter_ids.get(node.id, f"~{node.id}"), and_(forms), new)
+        self._memo[key] = new
+        return new
+
+
+def _first(item: tuple[int, Expr]) -> int:
+    return item[0]
+
+
+def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
+    out: Placements = {}
+    for pred in preds:
+        if pred is skip:
+            continue
+        for pos in pred.cut:
+            out.setdefault(pos.key, []).append((pred.index, pos.form))
+    return out
+
+
+def _with(base: Placements, index: int, cut: list[Position]) -> Placements:
+    out = {key: list(value) for key, value in base.items()}
+    for pos in cut:
+        out.setdefault(pos.key, []).append((index, pos.form))
+    return out
+
+
+_EPS = 1e-9
+
+
+def _better_or_equal(candidate: float, incumbent: float) -> bool:
+    return candidate <= incumbent + _EPS * max(1.0, abs(incumbent))
+
+
+def best_cut(pred: Pred, others: Placements, evaluate: Callable[[Placements], float]) -> tuple[list[Position], float]:
+    """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
+
+    def cost(cut: list[Position]) -> float:
+        return evaluate(_with(others, pred.index, cut))
+
+    def best_from(pos: Position, fixed: list[Position]) -> tuple[list[Position], float]:
+        here = cost(fixed + [pos])
+        pos.cost_here = here
+        best, best_cost = [pos], here
+        if len(pos.below) == 1:
+            sub, sub_cost = best_from(pos.below[0], fixed)
+            pos.best_below = sub_cost
+            if _better_or_equal(sub_cost, best_cost):
+                best, best_cost = sub, sub_cost
+        elif len(pos.below) > 1:
+            chosen: list[Position] = []
+            for i, branch in enumerate(pos.below):
+                sub, _ = best_from(branch, fixed + chosen + pos.below[i + 1:])
+                chosen.extend(sub)
+            together = cost(fixed + chosen)
+            pos.best_below = together
+            if _better_or_equal(together, best_cost):
+                best, best_cost = chosen, together
+        return best, best_cost
+
+    return best_from(pred.root, [])
+
+
+def place(preds: list[Pred], mode: str, evaluate: Callable[[Placements], float]) -> dict[int, float]:
+    """Decide every predicate's cut in place; returns, for derived ones, the plan cost without them."""
+    absent_costs: dict[int, float] = {}
+    for pred in preds:
+        pred.cut = [] if pred.kind == "derived" else [pred.root]
+    if mode == "never":
+        return absent_costs
+    for pred in preds:
+        if mode == "always":
+            pred.cut = deepest(pred.root)
+            continue
+        others = placements_of(preds, skip=pred)
+        cut, cut_cost = best_cut(pred, others, evaluate)
+        if pred.kind == "derived":
+            absent = evaluate(others)
+            absent_costs[pred.index] = absent
+            # a derived predicate is only worth adding when it strictly lowers the cost
+            pred.cut = cut if cut_cost < absent - _EPS * max(1.0, absent) else []
+        else:
+            pred.cut = cut
+    return absent_costs

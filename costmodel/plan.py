@@ -1,0 +1,263 @@
+"""Logical plan nodes: immutable, each with a stable ``id``.
+
+Output columns are ``Field``s with a ``cid`` (column identity). A scan mints a
+cid per column; a project, aggregate or window mints one per computed output;
+a union mints one per position; everything else passes its input's fields
+through. Predicates refer to cids, so moving one down a tree is a matter of
+asking which child produces its cids and, where a node computes them,
+substituting the computing expression.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Union
+
+from costmodel.expr import Column, Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    cid: int
+    name: str
+    qualifier: str | None = None
+    type: str = "unknown"
+
+    def column(self) -> Column:
+        spelled = f"{self.qualifier}.{self.name}" if self.qualifier else self.name
+        return Column(spelled, self.cid, self.type)
+
+
+@dataclass(frozen=True, slots=True)
+class NamedExpr:
+    """``expr AS name``; ``cid`` is the output column it defines."""
+
+    expr: Expr
+    name: str
+    cid: int = -1
+    qualifier: str | None = None
+    partition_by: tuple[Expr, ...] | None = None  # per-function window partition, when it differs
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    expr: Expr
+    desc: bool = False
+    nulls_first: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLookup:
+    """Scan through an index (Dolt's "Indexed table access on index [...]")."""
+
+    index: str
+    columns: tuple[str, ...]
+    predicates: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    id: str
+    table: str
+    alias: str | None = None
+    filters: tuple[Expr, ...] = ()
+    fields: tuple[Field, ...] = ()
+    index: IndexLookup | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    id: str
+    predicate: Expr
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    id: str
+    exprs: tuple[NamedExpr, ...]
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    id: str
+    group_by: tuple[NamedExpr, ...]
+    aggregates: tuple[NamedExpr, ...]
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    id: str
+    type: str
+    on: Expr | None
+    left: Node
+    right: Node
+    null_aware: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SetOp:
+    """``union`` (all or distinct), ``intersect`` or ``except``; columns match by position."""
+
+    id: str
+    op: str
+    all: bool
+    inputs: tuple[Node, ...]
+    fields: tuple[Field, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Sort:
+    id: str
+    keys: tuple[SortKey, ...]
+    input: Node
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    id: str
+    count: int | None
+    offset: int
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    id: str
+    partition_by: tuple[Expr, ...]
+    order_by: tuple[SortKey, ...]
+    functions: tuple[NamedExpr, ...]
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Distinct:
+    id: str
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """``FROM (...) AS name``: same columns (same cids) under a new qualifier."""
+
+    id: str
+    name: str
+    input: Node
+    fields: tuple[Field, ...] = ()
+    column_names: tuple[str, ...] | None = None
+
+
+Node = Union[Scan, Filter, Project, Aggregate, Join, SetOp, Sort, Limit, Window, Distinct, Alias]
+
+#: Operator name of each node class, as used for cost constants and the wire.
+OP_NAMES: dict[type, str] = {
+    Scan: "scan", Filter: "filter", Project: "project", Aggregate: "aggregate", Join: "join",
+    SetOp: "union", Sort: "sort", Limit: "limit", Window: "window", Distinct: "distinct",
+    Alias: "alias",
+}
+
+
+def op_name(node: Node) -> str:
+    if isinstance(node, SetOp):
+        return node.op
+    return OP_NAMES[type(node)]
+
+
+def children(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, Scan):
+        return ()
+    if isinstance(node, Join):
+        return (node.left, node.right)
+    if isinstance(node, SetOp):
+        return node.inputs
+    return (node.input,)
+
+
+def with_children(node: Node, kids: tuple[Node, ...] | list[Node]) -> Node:
+    """Copy of ``node`` over new children (same id)."""
+    if isinstance(node, Scan):
+        return node
+    if isinstance(node, Join):
+        if kids[0] is node.left and kids[1] is node.right:
+            return node
+        return replace(node, left=kids[0], right=kids[1])
+    if isinstance(node, SetOp):
+        return replace(node, inputs=tuple(kids))
+    if kids[0] is node.input:
+        return node
+    return replace(node, input=kids[0])
+
+
+def walk_plan(node: Node) -> Iterator[Node]:
+    """Pre-order, iterative."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children(current)))
+
+
+def output_fields(node: Node) -> tuple[Field, ...]:
+    """The columns ``node`` emits, in order."""
+    while isinstance(node, (Filter, Sort, Limit, Distinct)):
+        node = node.input
+    if isinstance(node, (Scan, SetOp, Alias)):
+        return node.fields
+    if isinstance(node, Project):
+        return tuple(Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.exprs)
+    if isinstance(node, Aggregate):
+        return tuple(
+            Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.group_by + node.aggregates
+        )
+    if isinstance(node, Window):
+        return output_fields(node.input) + tuple(Field(f.cid, f.name, None) for f in node.functions)
+    if isinstance(node, Join):
+        left = output_fields(node.left)
+        if node.type in ("semi", "anti"):
+            return left
+        return left + output_fields(node.right)
+    raise TypeError(f"unknown node {node!r}")
+
+
+def _type_of(expr: Expr) -> str:
+    return expr.type if isinstance(expr, Column) else "unknown"
+
+
+def node_expressions(node: Node) -> list[Expr]:
+    """Every expression a node holds (used to look inside subqueries)."""
+    if isinstance(node, Scan):
+        return list(node.filters)
+    if isinstance(node, Filter):
+        return [node.predicate]
+    if isinstance(node, Project):
+        return [e.expr for e in node.exprs]
+    if isinstance(node, Aggregate):
+        return [e.expr for e in node.group_by + node.aggregates]
+    if isinstance(node, Join):
+        return [node.on] if node.on is not None else []
+    if isinstance(node, Sort):
+        return [k.expr for k in node.keys]
+    if isinstance(node, Window):
+        return list(node.partition_by) + [k.expr for k in node.order_by] + [f.expr for f in node.functions]
+    return []
+
+
+@dataclass
+class IdAllocator:
+    """Mints node ids that collide with none already in the plan."""
+
+    taken: set[str] = field(default_factory=set)
+    prefix: str = "f"
+    counter: int = 0
+
+    def new(self) -> str:
+        while True:
+            self.counter += 1
+            candidate = f"{self.prefix}{self.counter}"
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate

@@ -1,0 +1,30 @@
+"""Through an aggregate only for predicates on group keys (HAVING on a key).
+
+    Filter: major = 'CS'                      Aggregate: group by major
+      Aggregate: group by major     ->          Filter: major = 'CS'
+
+Never below a global aggregate (no keys: it emits one row even for no input),
+never a predicate that reads an aggregate's result, never one with no columns.
+"""
+
+from __future__ import annotations
+
+from costmodel.expr import Column, column_ids, substitute
+from costmodel.plan import Aggregate
+from costmodel.rules import Blocked, Crossing, Outcome
+
+
+def push_through_aggregate(predicate, node: Aggregate) -> Outcome:
+    if not node.group_by:
+        return Blocked("global_aggregate", "an aggregate without group keys emits a row even for empty input")
+    used = column_ids(predicate)
+    if not used:
+        return Blocked("no_columns", "a predicate with no columns is not on the group keys")
+    keys = {k.cid: k for k in node.group_by}
+    if not used <= set(keys):
+        return Blocked("not_on_group_keys", "the predicate reads an aggregate result or a non-key column")
+    mapping = {
+        cid: key.expr for cid, key in keys.items()
+        if cid in used and not (isinstance(key.expr, Column) and key.expr.cid == cid)
+    }
+    return [Crossing(0, substitute(predicate, mapping) if mapping else predicate)]

@@ -1,0 +1,26 @@
+"""Past a filter that stays put (one holding an aggregate, window or non-deterministic call).
+
+    Filter: vals > 1                        (unchanged: vals > 1 would change min(vals))
+      Filter: vals > min(vals)
+
+A predicate may pass below another filter only when both are deterministic,
+the lower one reads no aggregate (its result depends on which rows reach it,
+the Polars boundary), and the moving predicate cannot raise (the lower
+filter may be what guards it, e.g. ``b != 0`` below ``a / b > 1``).
+"""
+
+from __future__ import annotations
+
+from costmodel.expr import can_raise, has_aggregate_or_window, is_deterministic
+from costmodel.plan import Filter
+from costmodel.rules import Blocked, Crossing, Outcome
+
+
+def push_through_filter(predicate, node: Filter) -> Outcome:
+    if has_aggregate_or_window(node.predicate):
+        return Blocked("filter_reads_aggregate", "the filter below reads an aggregate over its input rows")
+    if not is_deterministic(node.predicate):
+        return Blocked("nondeterministic_filter", "the filter below is non-deterministic")
+    if can_raise(predicate):
+        return Blocked("can_raise_guard", "the predicate can raise and the filter below may guard it")
+    return [Crossing(0, predicate)]

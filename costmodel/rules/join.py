@@ -1,0 +1,97 @@
+"""Joins: WHERE predicates go to a preserved side, ON predicates to a null-supplying side.
+
+WHERE (the predicate sits on the join's output)::
+
+    Filter: c.name LIKE 'A%'              Join: inner c.state_id = s.id
+      Join: inner c.state_id = s.id  ->     Filter: c.name LIKE 'A%'
+        Scan: cities c                        Scan: cities c
+        Scan: states s                      Scan: states s
+
+Into a side only when every row that side loses would have been removed from
+the output anyway: both sides of inner and cross joins, the left of left,
+semi and anti joins, the right of right joins; never into a full join.
+
+ON (a conjunct of the join condition that reads one side): into the side
+whose rows may be dropped without changing which rows are preserved: either
+side of inner, cross and semi joins, the right of left and anti joins, the
+left of right joins; never for full joins nor a null-aware (NOT IN) anti join.
+"""
+
+from __future__ import annotations
+
+from costmodel.expr import Expr, can_raise, column_ids
+from costmodel.plan import Join, output_fields
+from costmodel.rules import Blocked, Crossing, Outcome
+
+#: sides a WHERE predicate may enter, by join type
+WHERE_SIDES = {
+    "inner": (0, 1), "cross": (0, 1), "left": (0,), "right": (1,), "full": (),
+    "semi": (0,), "anti": (0,),
+}
+#: sides an ON conjunct may enter, by join type
+ON_SIDES = {
+    "inner": (0, 1), "cross": (0, 1), "left": (1,), "right": (0,), "full": (),
+    "semi": (0, 1), "anti": (1,),
+}
+
+
+def side_of(predicate: Expr, node: Join) -> int | None:
+    """0 or 1 when the predicate reads only that side; None when both (or neither)."""
+    used = column_ids(predicate)
+    left = {f.cid for f in output_fields(node.left)}
+    if not used:
+        return 0
+    if used <= left:
+        return 0
+    right = {f.cid for f in output_fields(node.right)}
+    if used <= right:
+        return 1
+    return None
+
+
+def _guarded(predicate: Expr, node: Join) -> Blocked | None:
+    if node.on is not None and can_raise(predicate):
+        return Blocked("can_raise_guard", "the predicate can raise and the join condition may guard it")
+    return None
+
+
+def push_through_join(predicate: Expr, node: Join) -> Outcome:
+    """A WHERE predicate on the join's output."""
+    guard = _guarded(predicate, node)
+    if guard is not None:
+        return guard
+    side = side_of(predicate, node)
+    if side is None:
+        return Blocked("references_both_sides", "the predicate reads columns of both join inputs")
+    if not column_ids(predicate) and WHERE_SIDES[node.type]:
+        side = WHERE_SIDES[node.type][0]  # a constant filters any preserved side alike
+    if node.type == "full":
+        return Blocked("full_join", "both inputs of a full join are null-supplying")
+    if side not in WHERE_SIDES[node.type]:
+        return Blocked(
+            "null_supplying_side",
+            f"the {'right' if side else 'left'} input of a {node.type} join is null-supplying",
+        )
+    return [Crossing(side, predicate)]
+
+
+def push_join_condition(predicate: Expr, node: Join) -> Outcome:
+    """A conjunct of the join's ON condition."""
+    guard = _guarded(predicate, node)
+    if guard is not None:
+        return guard
+    side = side_of(predicate, node)
+    if side is None:
+        return Blocked("references_both_sides", "the condition reads columns of both join inputs")
+    if node.null_aware:
+        return Blocked("null_aware_anti_join", "NOT IN semantics depend on every row of the subquery side")
+    if not column_ids(predicate) and ON_SIDES[node.type]:
+        side = ON_SIDES[node.type][0]
+    if node.type == "full":
+        return Blocked("full_join", "both inputs of a full join are preserved")
+    if side not in ON_SIDES[node.type]:
+        return Blocked(
+            "preserved_side_on_predicate",
+            f"rows of the {'right' if side else 'left'} input of a {node.type} join are kept even when the condition fails",
+        )
+    return [Crossing(side, predicate)]

@@ -1,0 +1,16 @@
+"""Never through a limit or offset: which rows survive depends on what reaches the limit.
+
+    Filter: a > 1                 (unchanged)
+      Limit: 10
+"""
+
+from __future__ import annotations
+
+from costmodel.plan import Limit
+from costmodel.rules import Blocked, Outcome
+
+
+def push_through_limit(predicate, node: Limit) -> Outcome:
+    if node.count is None:
+        return Blocked("offset", f"the offset skips the first {node.offset} rows")
+    return Blocked("limit", f"the limit keeps only {node.count} rows")

@@ -1,0 +1,20 @@
+"""Into a scan's ``filters``: the last step down, where pruning and indexes can use it.
+
+    Filter: a > 1                Scan: t filters=[a > 1]
+      Scan: t            ->
+
+Never a predicate that can raise into a scan that already filters (the
+scan's filters may be what guards it).
+"""
+
+from __future__ import annotations
+
+from costmodel.expr import can_raise
+from costmodel.plan import Scan
+from costmodel.rules import Blocked, Crossing, Outcome
+
+
+def push_into_scan(predicate, node: Scan) -> Outcome:
+    if node.filters and can_raise(predicate):
+        return Blocked("can_raise_guard", "the predicate can raise and the scan's filters may guard it")
+    return [Crossing(0, predicate)]
