@@ -80,9 +80,9 @@ def describe(node: Node) -> str:
     if isinstance(node, Aggregate):
         return f"Aggregate: groupBy=[{_named(node.group_by, namer)}], aggr=[{_named(node.aggregates, namer)}]"
     if isinstance(node, Join):
-        on = f" on {to_sql(node.on, namer)}" if node.on is not None else ""
-        aware = " null_aware" if node.null_aware else ""
-        return f"Join: {node.type}{aware}{on}"
+        on = f" {to_sql(node.on, namer)}" if node.on is not None else ""
+        aware = " (null-aware)" if node.null_aware else ""
+        return f"{node.type.capitalize()} Join{aware}:{on}"
     if isinstance(node, SetOp):
         return f"{node.op.capitalize()}{' All' if node.all else ''}"
     if isinstance(node, Sort):

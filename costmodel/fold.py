@@ -112,7 +112,7 @@ def _arith(fn: str, values: list[Any]) -> Any:
 
 def _is_boolean(expr: Call) -> bool:
     return expr.fn in COMPARISONS or expr.fn in (
-        "and", "or", "not", "is_null", "is_not_null", "in", "between", "like", "ilike",
+        "and", "or", "not", "is_null", "is_not_null", "in", "between",
         "is_true", "is_false", "is_not_true", "is_not_false",
     )
 

@@ -23,7 +23,7 @@ from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, NodeCost, column_infos, savings
 from costmodel.estimate import Estimator, SelectivitySource
 from costmodel.explain import explain
-from costmodel.expr import FALSE, Expr, and_, column_ids, conjuncts, has_aggregate_or_window, is_deterministic, to_sql
+from costmodel.expr import FALSE, Expr, and_, can_raise, column_ids, conjuncts, has_aggregate_or_window, is_deterministic, to_sql
 from costmodel.fold import Truth, constant_truth
 from costmodel.options import Options, options_from_wire
 from costmodel.placement import ABOVE, ON, SCAN, Materializer, Position, Pred, build_region, iter_region, place
@@ -169,7 +169,18 @@ def _rebind(preds: list[Pred], skeleton: Node, scan_pushdown: bool) -> None:
     """Point every predicate's root at the skeleton's current nodes and rebuild its region."""
     for pred in preds:
         node = _find(skeleton, pred.root.node.id)
-        pred.root = build_region(Position(node, pred.root.kind, pred.root.form), scan_pushdown)
+        pred.root = build_region(Position(node, pred.root.kind, pred.root.form), scan_pushdown, pred.stop_at)
+
+
+def _mark_guards(stripped: _Stripped, plan: Node) -> None:
+    """A predicate that can raise may not pass where an earlier (lower) predicate or a join condition stood."""
+    guarded_joins = {n.id for n in walk_plan(plan) if isinstance(n, Join) and n.on is not None}
+    origins: list[str] = []
+    for pred in stripped.preds:
+        if can_raise(pred.form):
+            pred.stop_at = frozenset(origins) | guarded_joins
+        if pred.kind == "where":
+            origins.append(pred.root.node.id)
 
 
 def _simplify_outer_joins(stripped: _Stripped, options: Options) -> Node:
@@ -203,6 +214,7 @@ def _simplify_outer_joins(stripped: _Stripped, options: Options) -> Node:
 def _derive(stripped: _Stripped, skeleton: Node, options: Options) -> None:
     preds = stripped.preds
     seen = {(p.root.node.id, p.root.kind, p.form) for p in preds}
+    queue: list[Pred] = []
 
     def add(join: Join, side: int, form: Expr, reason: str) -> None:
         child = children(join)[side]
@@ -221,7 +233,7 @@ def _derive(stripped: _Stripped, skeleton: Node, options: Options) -> None:
                 for side, form in derive_per_side(part, node, ON_SIDES[node.type]):
                     add(node, side, form, "derived_from_or")
 
-    queue = list(preds)
+    queue.extend(preds)
     while queue:
         pred = queue.pop(0)
         for pos in iter_region(pred.root):
@@ -372,6 +384,7 @@ def optimize(
     before = model.table(plan)
 
     stripped = _strip(plan)
+    _mark_guards(stripped, plan)
     skeleton = stripped.skeleton
     if options.mode != "never":
         skeleton = _simplify_outer_joins(stripped, options)

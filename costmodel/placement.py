@@ -54,13 +54,18 @@ class Pred:
     derived_reason: str | None = None
     via: str | None = None  # the join a derived predicate was inferred at
     cut: list[Position] = field(default_factory=list)
+    #: nodes this predicate may not go below: where its guards stood (only for predicates that can raise)
+    stop_at: frozenset[str] = frozenset()
 
 
-def build_region(pos: Position, scan_pushdown: bool) -> Position:
+def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:
     """Fill in ``pos.below``/``pos.stop`` recursively with every legal position under ``pos``."""
     if pos.kind == SCAN:
         return pos
     node = pos.node
+    if pos.kind == ABOVE and node.id in stop_at:
+        pos.stop = Blocked("can_raise_guard", "the predicate can raise and a predicate below may guard it")
+        return pos
     if pos.kind == ON:
         assert isinstance(node, Join)
         outcome = push_join_condition(pos.form, node)
@@ -79,7 +84,7 @@ def build_region(pos: Position, scan_pushdown: bool) -> Position:
         pos.stop = outcome
         return pos
     kids = children(node)
-    pos.below = [build_region(Position(kids[c.index], ABOVE, c.form), scan_pushdown) for c in outcome]
+    pos.below = [build_region(Position(kids[c.index], ABOVE, c.form), scan_pushdown, stop_at) for c in outcome]
     return pos
 
 

@@ -12,42 +12,81 @@ Only onto a side whose rows may be dropped: both sides of inner and semi
 joins, the right of a plain anti join; never a null-supplying side of an
 outer join, never the subquery side of NOT IN (a NULL there empties the result).
 Key columns must share a type: equality across types goes through casts.
+Never from a predicate that can raise: the other side may hold the values that raise.
 """
 
 from __future__ import annotations
 
 from costmodel.cost import split_join_condition
-from costmodel.expr import Call, Column, Expr, column_ids, has_subquery, is_deterministic, substitute
-from costmodel.plan import Join, output_fields
+from costmodel.expr import Call, Column, Expr, can_raise, column_ids, has_subquery, is_deterministic, substitute
+from costmodel.plan import Aggregate, Alias, Distinct, Filter, Join, Limit, Node, Project, Sort, Window, output_fields
 
 INFER_SIDES = {"inner": (0, 1), "cross": (0, 1), "semi": (0, 1), "anti": (1,)}
 
 
+def _column_pairs(node: Join) -> list[tuple[Column, Column]]:
+    left_cids = {f.cid for f in output_fields(node.left)}
+    keys, _ = split_join_condition(node, left_cids)
+    return [(a, b) for a, b in keys if isinstance(a, Column) and isinstance(b, Column) and a.type == b.type]
+
+
+def _equalities_below(node: Node) -> list[tuple[Column, Column]]:
+    """Key equalities of inner joins under ``node`` that hold on every row ``node`` emits."""
+    out: list[tuple[Column, Column]] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Join):
+            if current.type in ("inner", "cross"):
+                out.extend(_column_pairs(current))
+                stack.extend((current.left, current.right))
+            elif current.type in ("left", "semi", "anti"):
+                stack.append(current.left)  # only the preserved side's rows keep their values
+            elif current.type == "right":
+                stack.append(current.right)
+        elif isinstance(current, (Filter, Sort, Limit, Distinct, Alias, Project, Aggregate, Window)):
+            stack.append(current.input)
+    return out
+
+
+def _equal_to(cid: int, pairs: list[tuple[Column, Column]]) -> dict[int, Column]:
+    """Every column transitively equal to ``cid`` under ``pairs``."""
+    found: dict[int, Column] = {}
+    frontier = [cid]
+    while frontier:
+        current = frontier.pop()
+        for a, b in pairs:
+            for x, y in ((a, b), (b, a)):
+                if x.cid == current and y.cid not in found and y.cid != cid:
+                    found[y.cid] = y
+                    frontier.append(y.cid)
+    return found
+
+
 def infer_across_keys(predicate: Expr, node: Join) -> list[tuple[int, Expr]]:
-    """(side, predicate) pairs implied by ``predicate`` and ``node``'s equi-join keys."""
+    """(side, predicate) pairs implied by ``predicate`` and the key equalities at ``node``.
+
+    Equalities come from ``node``'s own keys and from inner joins below it, so
+    ``a.k = 7`` above ``(a JOIN b ON a.k = b.k) JOIN c ON b.k = c.k`` gives ``c.k = 7``.
+    """
     used = column_ids(predicate)
-    if len(used) != 1 or not is_deterministic(predicate) or has_subquery(predicate):
+    if len(used) != 1 or not is_deterministic(predicate) or has_subquery(predicate) or can_raise(predicate):
         return []
     if node.null_aware:
         return []
     allowed = INFER_SIDES.get(node.type, ())
     (cid,) = used
     left_cids = {f.cid for f in output_fields(node.left)}
-    keys, _ = split_join_condition(node, left_cids)
+    source_side = 0 if cid in left_cids else 1
+    target = 1 - source_side
+    if target not in allowed:
+        return []
+    pairs = _column_pairs(node) + _equalities_below(node.left) + _equalities_below(node.right)
+    equal = _equal_to(cid, pairs)
+    target_cids = {f.cid for f in output_fields(node.right if target else node.left)}
+    source_type = next((c.type for c in equal.values()), None)
     out: list[tuple[int, Expr]] = []
-    for left_key, right_key in keys:
-        if not (isinstance(left_key, Column) and isinstance(right_key, Column)):
-            continue
-        if left_key.type != right_key.type:
-            continue
-        if cid == left_key.cid and 1 in allowed:
-            out.append((1, substitute(predicate, {cid: right_key})))
-        elif cid == right_key.cid and 0 in allowed:
-            out.append((0, substitute(predicate, {cid: left_key})))
+    for other_cid, column in equal.items():
+        if other_cid in target_cids and (source_type is None or column.type == source_type):
+            out.append((target, substitute(predicate, {cid: column})))
     return out
-
-
-def is_equi_key(predicate: Expr) -> bool:
-    return isinstance(predicate, Call) and predicate.fn in ("=", "<=>") and all(
-        isinstance(a, Column) for a in predicate.args
-    )

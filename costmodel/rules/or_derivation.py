@@ -11,14 +11,14 @@ when every disjunct has a conjunct reading that side alone.
 from __future__ import annotations
 
 from costmodel.expr import Call, Column, Expr, Literal, and_, column_ids, conjuncts, disjuncts, has_subquery
-from costmodel.expr import is_deterministic, or_
+from costmodel.expr import can_raise, is_deterministic, or_
 from costmodel.plan import Join, output_fields
 
 
 def derive_side(predicate: Expr, side_cids: frozenset[int]) -> Expr | None:
     """The part of an OR predicate that one side can check alone, or None."""
     parts = disjuncts(predicate)
-    if len(parts) < 2 or not is_deterministic(predicate) or has_subquery(predicate):
+    if len(parts) < 2 or not is_deterministic(predicate) or has_subquery(predicate) or can_raise(predicate):
         return None
     derived: list[Expr] = []
     for disjunct in parts:

@@ -1,0 +1,93 @@
+"""Conjunctions split and move part by part; stacked filters merge; constants fold."""
+
+from tests.costmodel.dsl import (
+    after, and_, c, decision, f, filter_, join, lit, run, scan, table, tree,
+)
+
+T = {"t": table(["a", "b"], rows=1000), "u": table(["k", "z"], rows=1000)}
+
+
+def test_each_conjunct_goes_its_own_way():
+    plan = filter_(join(scan("t"), scan("u"), c("a") == c("k")), and_(c("b") > 1, c("z") < 3, c("b") < c("z")))
+    assert after(run(plan, T, mode="always")) == tree("""
+        Filter: b < z
+          Inner Join: a = k
+            TableScan: t filters=[b > 1]
+            TableScan: u filters=[z < 3]
+    """)
+
+
+def test_stacked_filters_merge_into_one():
+    plan = filter_(filter_(scan("t"), c("a") > 1), c("b") > 2)
+    assert after(run(plan, T, mode="always", scan_pushdown=False)) == tree("""
+        Filter: a > 1 AND b > 2
+          TableScan: t
+    """)
+
+
+def test_two_nondeterministic_filters_are_never_merged():
+    plan = filter_(filter_(scan("t"), f("rand") < 0.5), f("rand") < 0.3)
+    assert after(run(plan, T, mode="always")) == tree("""
+        Filter: rand() < 0.3
+          Filter: rand() < 0.5
+            TableScan: t
+    """)
+
+
+def test_conjuncts_after_a_nondeterministic_one_stay_with_it():
+    plan = filter_(scan("t"), and_(c("a") > 1, f("rand") < 0.5, c("b") > 2))
+    result = run(plan, T, mode="always")
+    assert after(result) == tree("""
+        Filter: rand() < 0.5 AND b > 2
+          TableScan: t filters=[a > 1]
+    """)
+    assert decision(result, "b > 2", "n2")["reason"] == "after_nondeterministic_conjunct"
+
+
+def test_a_conjunct_that_can_raise_stays_behind_its_guard():
+    plan = filter_(join(scan("t"), scan("u"), c("a") == c("k")), and_(c("b") != 0, (c("z") / c("b")) > 1))
+    result = run(plan, T, mode="always")
+    assert after(result) == tree("""
+        Filter: z / b > 1
+          Inner Join: a = k
+            TableScan: t filters=[b != 0]
+            TableScan: u
+    """)
+
+
+def test_a_predicate_that_can_raise_does_not_go_below_the_filter_guarding_it():
+    plan = filter_(filter_(scan("t"), c("b") != 0), (c("a") / c("b")) > 1)
+    result = run(plan, T, mode="always")
+    assert after(result) == tree("""
+        Filter: a / b > 1
+          TableScan: t filters=[b != 0]
+    """)
+
+
+def test_division_by_a_nonzero_literal_cannot_raise_and_moves():
+    plan = filter_(filter_(scan("t"), c("b") != 0), (c("a") / 2) > 1)
+    assert after(run(plan, T, mode="always")) == tree("""
+        TableScan: t filters=[b != 0, a / 2 > 1]
+    """)
+
+
+def test_always_false_predicate_empties_the_result():
+    plan = filter_(join(scan("t"), scan("u"), c("a") == c("k")), lit(1) == lit(0))
+    result = run(plan, T)
+    assert result.after[0].rows_out == 0
+    assert any(r["rule"] == "never_true" for r in result.rewrites)
+    assert "FALSE" in after(result)
+
+
+def test_equality_with_null_is_never_true():
+    plan = filter_(scan("t"), c("a") == lit(None))
+    result = run(plan, T)
+    assert result.after[0].rows_out == 0
+    assert result.warnings and "never true" in result.warnings[-1]
+
+
+def test_always_true_conjunct_is_removed():
+    plan = filter_(scan("t"), and_(lit(1) == lit(1), c("a") > 5))
+    result = run(plan, T, mode="always")
+    assert after(result) == "TableScan: t filters=[a > 5]"
+    assert result.rewrites[0]["rule"] == "remove_always_true"
