@@ -6,6 +6,7 @@ statistics the service collected). Nothing here does I/O.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,12 +99,17 @@ def _stats_from_wire(raw: Any, path: str) -> ColumnStats:
         for i, item in enumerate(mcv):
             if not isinstance(item, dict) or "value" not in item or "freq" not in item:
                 raise PlanError("invalid_catalog", "mcv entries need value and freq", f"{path}.mcv[{i}]")
-            pairs.append((item["value"], float(item["freq"])))
+            freq = item["freq"]
+            if not _is_number(freq) or not 0 <= freq <= 1:
+                raise PlanError("invalid_catalog", "freq must be a number between 0 and 1", f"{path}.mcv[{i}].freq")
+            pairs.append((item["value"], float(freq)))
         mcv_pairs = tuple(pairs)
     for key in ("ndv", "null_count"):
         value = raw.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
-            raise PlanError("invalid_catalog", f"{key} must be a non-negative number", f"{path}.{key}")
+        if value is not None and (not _is_number(value) or not 0 <= value <= MAX_ROWS):
+            raise PlanError("invalid_catalog", f"{key} must be a number between 0 and {MAX_ROWS:g}", f"{path}.{key}")
+    if hist is not None and not isinstance(hist, list):
+        raise PlanError("invalid_catalog", "histogram must be a list of bucket bounds", f"{path}.histogram")
     return ColumnStats(
         ndv=raw.get("ndv"),
         min=raw.get("min"),
@@ -122,12 +128,28 @@ def _stats_map(raw: Any, path: str) -> dict[str, ColumnStats]:
     return {name: _stats_from_wire(value, f"{path}.{name}") for name, value in raw.items()}
 
 
+#: Largest row count or NDV accepted: keeps every estimate a finite number.
+MAX_ROWS = 1e15
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _row_count(raw: Any, path: str) -> float | None:
     if raw is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or raw < 0:
-        raise PlanError("invalid_catalog", "row_count must be a non-negative number", path)
+    if not _is_number(raw) or not 0 <= raw <= MAX_ROWS:
+        raise PlanError("invalid_catalog", f"row_count must be a number between 0 and {MAX_ROWS:g}", path)
     return float(raw)
+
+
+def _list(raw: Any, path: str, what: str) -> list[Any]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise PlanError("invalid_catalog", f"{what} must be a list", path)
+    return raw
 
 
 def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
@@ -145,13 +167,15 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
         else:
             raise PlanError("invalid_catalog", "a column is a name or {name, type}", f"{path}.columns[{i}]")
     indexes = []
-    for i, idx in enumerate(raw.get("indexes") or []):
+    for i, idx in enumerate(_list(raw.get("indexes"), f"{path}.indexes", "indexes")):
         ipath = f"{path}.indexes[{i}]"
         if not isinstance(idx, dict) or not isinstance(idx.get("columns"), list) or not idx["columns"]:
             raise PlanError("invalid_catalog", "an index needs a non-empty columns list", ipath)
+        if not all(isinstance(col, str) for col in idx["columns"]):
+            raise PlanError("invalid_catalog", "index columns must be names", f"{ipath}.columns")
         indexes.append(Index(str(idx.get("name", f"idx{i}")), tuple(idx["columns"]), bool(idx.get("unique", False))))
     containers = []
-    for i, con in enumerate(raw.get("containers") or []):
+    for i, con in enumerate(_list(raw.get("containers"), f"{path}.containers", "containers")):
         cpath = f"{path}.containers[{i}]"
         if not isinstance(con, dict):
             raise PlanError("invalid_catalog", "a container must be an object", cpath)

@@ -41,6 +41,10 @@ from costmodel.plan import (
 )
 
 
+#: Rows beyond this are "more than anything runs"; it keeps every figure finite.
+MAX_ESTIMATE = 1e30
+
+
 @dataclass(frozen=True, slots=True)
 class NodeCost:
     id: str
@@ -104,15 +108,31 @@ class CostModel:
         self.options = options
         self.estimator = estimator
         self._memo: dict[int, tuple[Node, _Est]] = {}
+        self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
+        #: conjunct estimations done so far: placement stops costing past a budget
+        self.work = 0
 
     # ---------------------------------------------------------------- public
 
+    def _predicate_facts(self, predicate: Expr) -> tuple[Expr, float, float, frozenset[int]]:
+        """(predicate, selectivity, per-row cost, columns), cached by object: placement asks often."""
+        hit = self._facts.get(id(predicate))
+        if hit is None or hit[0] is not predicate:
+            hit = (
+                predicate,
+                self.estimator.estimate(predicate).selectivity,
+                per_row_cost(predicate, self.options.predicate_costs),
+                column_ids(predicate),
+            )
+            self._facts[id(predicate)] = hit
+        return hit
+
     def selectivity(self, predicate: Expr) -> float:
-        return self.estimator.estimate(predicate).selectivity
+        return self._predicate_facts(predicate)[1]
 
     def predicate_cost(self, predicate: Expr) -> float:
-        return per_row_cost(predicate, self.options.predicate_costs)
+        return self._predicate_facts(predicate)[2]
 
     def total(self, plan: Node) -> float:
         return self._est(plan).cost.subtree_cost
@@ -135,13 +155,21 @@ class CostModel:
         return est
 
     def _apply(self, rows: float, ndv: dict[int, float], predicates: list[Expr]) -> tuple[float, float]:
-        """Rows after ``predicates``; updates ``ndv`` in place; returns (rows, summed predicate cost)."""
+        """Rows after ``predicates``; updates ``ndv`` in place; returns (rows, per-row cost k).
+
+        AND short-circuits: each conjunct is paid only on the rows the earlier
+        ones kept, so one filter of several conjuncts costs what a stack of
+        single-conjunct filters costs.
+        """
         k = 0.0
+        surviving = 1.0
+        self.work += len(predicates)
         for pred in predicates:
-            s = self.selectivity(pred)
-            k += self.predicate_cost(pred)
+            _, s, cost, cids = self._predicate_facts(pred)
+            k += cost * surviving
+            surviving *= s
             rows *= s
-            for cid in column_ids(pred):
+            for cid in cids:
                 if cid in ndv:
                     ndv[cid] = max(1.0, ndv[cid] * s) if s > 0 else 0.0
         for cid, value in ndv.items():
@@ -151,6 +179,7 @@ class CostModel:
 
     def _make(self, node: Node, inputs: tuple[float, ...], rows_out: float, k: float,
               ndv: dict[int, float], extra: float = 0.0) -> _Est:
+        rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
         rows_in = sum(inputs)
         cost = k * rows_in + extra
         below = sum(self._est(child).cost.subtree_cost for child in children(node))

@@ -38,6 +38,8 @@ from costmodel.wire import plan_from_wire, plan_to_wire
 
 MODEL_VERSION = "1"
 MAX_DERIVED = 200
+#: conjunct estimations placement may spend before it places the rest by rule (deepest legal)
+WORK_BUDGET = 400_000
 
 
 @dataclass
@@ -399,7 +401,7 @@ def optimize(
     def evaluate(placements: dict) -> float:
         return model.total(materializer.build(placements))
 
-    absent = place(preds, options.mode, evaluate)
+    absent, fallback_from = place(preds, options.mode, evaluate, lambda: model.work > WORK_BUDGET)
 
     if options.mode == "never":
         final = plan
@@ -418,6 +420,11 @@ def optimize(
             entry["derived"] = pred.derived_reason
         estimates.append(entry)
     warnings = list(model.warnings)
+    if fallback_from is not None:
+        warnings.append(
+            f"the plan has too many predicates to cost them all: {len(preds) - fallback_from} of {len(preds)} "
+            "were placed as deep as legal without costing"
+        )
     for rewrite in stripped.rewrites:
         if rewrite["rule"] == "never_true":
             warnings.append(f"{rewrite['predicate']} is never true: the query returns no rows")

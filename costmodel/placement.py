@@ -203,16 +203,29 @@ def best_cut(pred: Pred, others: Placements, evaluate: Callable[[Placements], fl
     return best_from(pred.root, [])
 
 
-def place(preds: list[Pred], mode: str, evaluate: Callable[[Placements], float]) -> dict[int, float]:
-    """Decide every predicate's cut in place; returns, for derived ones, the plan cost without them."""
+def place(
+    preds: list[Pred],
+    mode: str,
+    evaluate: Callable[[Placements], float],
+    over_budget: Callable[[], bool] = lambda: False,
+) -> tuple[dict[int, float], int | None]:
+    """Decide every predicate's cut in place.
+
+    Returns, for derived predicates, the plan cost without them, and the index
+    of the first predicate placed by rule (deepest legal) because costing had
+    used up its budget, if any.
+    """
     absent_costs: dict[int, float] = {}
+    fallback_from: int | None = None
     for pred in preds:
         pred.cut = [] if pred.kind == "derived" else [pred.root]
     if mode == "never":
-        return absent_costs
+        return absent_costs, None
     for pred in preds:
-        if mode == "always":
-            pred.cut = deepest(pred.root)
+        if mode == "cost" and fallback_from is None and over_budget():
+            fallback_from = pred.index
+        if mode == "always" or fallback_from is not None:
+            pred.cut = deepest(pred.root) if pred.kind != "derived" or mode == "always" else []
             continue
         others = placements_of(preds, skip=pred)
         cut, cut_cost = best_cut(pred, others, evaluate)
@@ -223,4 +236,4 @@ def place(preds: list[Pred], mode: str, evaluate: Callable[[Placements], float])
             pred.cut = cut if cut_cost < absent - _EPS * max(1.0, absent) else []
         else:
             pred.cut = cut
-    return absent_costs
+    return absent_costs, fallback_from

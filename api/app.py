@@ -1,0 +1,54 @@
+"""The app factory. Run it with ``pushdown serve`` or ``uvicorn --factory api.app:create_app``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from api import routes
+from api.errors import install_error_handling
+from api.models import OptimizeRequest
+from service import __version__
+from service.optimize import OptimizeService, allow_deep_plans
+from service.settings import Settings
+
+DESCRIPTION = """Decides, per filter and per operator, whether moving the filter below the operator is legal
+and worth it under the benefit model `1 - r <= p * r1`, and returns the rewritten plan, the decision log
+and per-node cost tables before and after."""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A new app with its own settings and use case; nothing is shared between two apps."""
+    settings = settings or Settings()
+    allow_deep_plans()
+    app = FastAPI(
+        title="Pushdown decision service",
+        version=__version__,
+        description=DESCRIPTION,
+        # Served by routes.router instead, so the token guards them like every other route.
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.settings = settings
+    app.state.optimizer = OptimizeService()
+    install_error_handling(app)
+    app.include_router(routes.open_router)
+    app.include_router(routes.router)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema plus the request body model, which the route reads itself rather than declaring."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        request_schema = OptimizeRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+        for name, sub in request_schema.pop("$defs", {}).items():
+            components.setdefault(name, sub)
+        components["OptimizeRequest"] = request_schema
+        app.openapi_schema = schema
+    return app.openapi_schema

@@ -1,0 +1,61 @@
+"""FastAPI dependencies: settings and the use case come from the app that serves the request, not globals."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, Security
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from api.models import parse_optimize_request
+from service.errors import InputError
+from service.optimize import OptimizeInput, OptimizeService
+from service.settings import Settings
+
+_bearer = HTTPBearer(auto_error=False, description="Required when PUSHDOWN_API_TOKEN is set.")
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_optimizer(request: Request) -> OptimizeService:
+    return request.app.state.optimizer
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+OptimizerDep = Annotated[OptimizeService, Depends(get_optimizer)]
+
+
+async def require_token(
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+) -> None:
+    """401 unless auth is off or the request carries ``Authorization: Bearer <api_token>``."""
+    expected = settings.api_token
+    if expected is None:
+        return
+    given = credentials.credentials if credentials is not None else ""
+    if not secrets.compare_digest(given.encode(), expected.encode()):
+        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it is known to exceed ``limit``: by its header or while streaming."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise InputError("body_too_large", f"body is {declared} bytes, the limit is {limit}", "$", {"limit": limit})
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise InputError("body_too_large", f"body exceeds the limit of {limit} bytes", "$", {"limit": limit})
+    return bytes(body)
+
+
+async def optimize_input(request: Request, settings: SettingsDep) -> OptimizeInput:
+    """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop."""
+    raw = await read_body(request, settings.max_body_bytes)
+    return await run_in_threadpool(parse_optimize_request, raw, settings.max_json_depth)

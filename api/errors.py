@@ -1,0 +1,79 @@
+"""Every error becomes a JSON body ``{"error", "message", "path", "detail"?}``; none carries a stack trace."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from costmodel import PlanError
+from service.errors import InputError
+
+logger = logging.getLogger(__name__)
+
+#: Status per error code; every other input error is a 422.
+STATUS_BY_CODE = {
+    "malformed_json": 400,
+    "unauthorized": 401,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "body_too_large": 413,
+    "sql_unavailable": 501,
+}
+_CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
+
+
+async def _input_error(request: Request, exc: InputError) -> JSONResponse:
+    return JSONResponse(exc.to_wire(), status_code=STATUS_BY_CODE.get(exc.code, 422))
+
+
+async def _plan_error(request: Request, exc: PlanError) -> JSONResponse:
+    return JSONResponse(exc.to_wire(), status_code=422)
+
+
+async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+    """Starlette's own errors (404, 405) and the auth check's 401, in the service's shape."""
+    code = _CODE_BY_STATUS.get(exc.status_code, "http_error")
+    body = {"error": code, "message": str(exc.detail), "path": "$"}
+    return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
+
+
+class LastResortMiddleware:
+    """Turns a bug into a 500 ``{"error": "internal"}``, logged with its traceback, the caller told nothing internal.
+
+    A middleware rather than an ``Exception`` handler: Starlette re-raises after such a handler runs, and
+    uvicorn then drops the keep-alive connection, so the client's next request on it would fail.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            logger.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
+            if started:  # half a response is out; only dropping the connection is left
+                raise
+            body = {"error": "internal", "message": "internal error", "path": "$"}
+            await JSONResponse(body, status_code=500)(scope, receive, send)
+
+
+def install_error_handling(app: FastAPI) -> None:
+    app.add_exception_handler(InputError, _input_error)
+    app.add_exception_handler(PlanError, _plan_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_middleware(LastResortMiddleware)

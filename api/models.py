@@ -1,0 +1,201 @@
+"""Wire models of ``POST /optimize`` (design.md's contract), validated at the edge.
+
+The request model validates the envelope only; the plan, catalog and options
+inside it are the engine's to validate, with JSON paths into the same document.
+The response models document the answer in OpenAPI; the route does not
+re-validate the engine's output through them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from service.errors import InputError
+from service.jsonguard import parse_json
+from service.optimize import OptimizeInput
+
+_EXAMPLE = {
+    "plan": {
+        "op": "project",
+        "exprs": [{"expr": {"col": "name"}, "as": "name"}],
+        "input": {
+            "op": "filter",
+            "predicate": {"fn": ">", "args": [{"col": "state_id"}, {"lit": 40, "type": "int"}]},
+            "input": {"op": "scan", "table": "cities"},
+        },
+    },
+    "catalog": {
+        "tables": {
+            "cities": {
+                "columns": [
+                    {"name": "id", "type": "int"},
+                    {"name": "name", "type": "string"},
+                    {"name": "state_id", "type": "int"},
+                ],
+                "row_count": 20000,
+                "column_stats": {"state_id": {"ndv": 50, "min": 1, "max": 50, "null_count": 0}},
+            }
+        }
+    },
+    "options": {"mode": "cost"},
+    "context": {"pipeline": "daily_cities", "task": "load", "run": "2026-11-22"},
+}
+
+
+class Context(BaseModel):
+    """What the dashboard groups runs by; echoed back unchanged."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    pipeline: str | None = None
+    task: str | None = None
+    run: str | None = None
+
+
+class OptimizeRequest(BaseModel):
+    """Exactly one of ``plan`` and ``sql``; unknown top-level keys are refused so typos do not pass silently."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [_EXAMPLE]})
+
+    plan: dict[str, Any] | None = Field(default=None, description="A plan node in the wire format.")
+    sql: str | None = Field(default=None, description="A query, instead of a plan.")
+    dialect: str = Field(default="spark", description="SQL dialect of `sql` and of the `sql` in the answer.")
+    catalog: dict[str, Any] | None = Field(
+        default=None, description="Tables: columns, statistics, containers, indexes."
+    )
+    options: dict[str, Any] | None = Field(
+        default=None, description="mode (cost|always|never), operator and filter costs."
+    )
+    context: Context | None = None
+
+    @model_validator(mode="after")
+    def _plan_or_sql(self) -> OptimizeRequest:
+        if (self.plan is None) == (self.sql is None):
+            raise PydanticCustomError("plan_or_sql", "exactly one of plan or sql is required")
+        return self
+
+    def to_input(self) -> OptimizeInput:
+        return OptimizeInput(
+            plan=self.plan,
+            sql=self.sql,
+            dialect=self.dialect,
+            catalog=self.catalog,
+            options=self.options,
+            context=self.context.model_dump() if self.context is not None else None,
+        )
+
+
+def _json_path(loc: tuple[int | str, ...]) -> str:
+    return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
+def validation_error(exc: ValidationError) -> InputError:
+    """Pydantic's errors in the service's shape: the first one up front, all of them in ``detail``."""
+    errors = [
+        {"path": _json_path(err["loc"]), "type": err["type"], "message": err["msg"]}
+        for err in exc.errors(include_url=False, include_input=False, include_context=False)
+    ]
+    first = errors[0]
+    return InputError("invalid_request", first["message"], first["path"], {"errors": errors})
+
+
+def parse_optimize_request(raw: bytes, max_json_depth: int) -> OptimizeInput:
+    """Bytes of a ``POST /optimize`` body to the use case's input; raises ``InputError``."""
+    data = parse_json(raw, max_json_depth)
+    try:
+        return OptimizeRequest.model_validate(data).to_input()
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+# ---------------------------------------------------------------- responses (documentation)
+
+_OPEN = ConfigDict(extra="allow")
+
+
+class CostNode(BaseModel):
+    model_config = _OPEN
+
+    id: str
+    operator: str
+    rows_in: float = Field(description="Rows the operator receives.")
+    rows_out: float = Field(description="Rows the operator emits.")
+    k: float = Field(description="Per-row cost constant of the operator.")
+    cost: float = Field(description="k * rows_in.")
+
+
+class CostTable(BaseModel):
+    model_config = _OPEN
+
+    total: float
+    nodes: list[CostNode]
+
+
+class Cost(BaseModel):
+    model_config = _OPEN
+
+    before: CostTable
+    after: CostTable
+    savings: float = Field(description="1 - after.total / before.total.")
+
+
+class Decision(BaseModel):
+    """One (predicate, operator) pair; the numbers are set where the benefit model was applied."""
+
+    model_config = _OPEN
+
+    predicate: str
+    operator: str = Field(description="Node id.")
+    action: Literal["pushed", "kept", "blocked"]
+    reason: str
+    p: float | None = None
+    r: float | None = None
+    r1: float | None = None
+    lhs: float | None = Field(default=None, description="1 - r")
+    rhs: float | None = Field(default=None, description="p * r1")
+
+
+class Estimate(BaseModel):
+    model_config = _OPEN
+
+    predicate: str
+    selectivity: float
+    interval: list[float] | None = None
+    source: str = Field(description="sample, statistics or default.")
+
+
+class Explain(BaseModel):
+    before: str
+    after: str
+
+
+class OptimizeResponse(BaseModel):
+    model_config = _OPEN
+
+    request_id: str
+    context: Context | None = None
+    plan: dict[str, Any] = Field(description="The rewritten plan.")
+    sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")
+    decisions: list[Decision]
+    estimates: list[Estimate]
+    rewrites: list[Any]
+    warnings: list[Any]
+    cost: Cost
+    explain: Explain
+
+
+class ErrorResponse(BaseModel):
+    """Every 4xx and 5xx body."""
+
+    error: str = Field(description="Machine-readable code, e.g. unknown_column.")
+    message: str
+    path: str = Field(description="JSON path of the value at fault, e.g. $.plan.input.predicate.")
+    detail: dict[str, Any] | None = Field(default=None, description="Extra facts, e.g. the columns that exist.")
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str

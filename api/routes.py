@@ -1,0 +1,60 @@
+"""Thin routes: the dependencies validate, the use case decides, the error handlers answer failures."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+
+from api.deps import OptimizerDep, optimize_input, require_token
+from api.models import ErrorResponse, Health, OptimizeResponse
+from service import __version__
+from service.optimize import OptimizeInput
+
+#: Open to everyone, so load balancers can probe without the token.
+open_router = APIRouter()
+#: Everything else needs the bearer token when one is configured.
+router = APIRouter(dependencies=[Depends(require_token)])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Malformed JSON (detail has line and column)."},
+    401: {"model": ErrorResponse, "description": "Missing or wrong bearer token."},
+    413: {"model": ErrorResponse, "description": "Body larger than PUSHDOWN_MAX_BODY_BYTES."},
+    422: {"model": ErrorResponse, "description": "Invalid request, plan, catalog, options or SQL; `path` says where."},
+    501: {"model": ErrorResponse, "description": "SQL input is not available in this build."},
+}
+_REQUEST_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OptimizeRequest"}}},
+    }
+}
+
+
+@open_router.get("/healthz", response_model=Health, summary="Liveness probe; never needs a token")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok", "version": __version__}
+
+
+@router.post(
+    "/optimize",
+    summary="Decide where each filter goes and return the rewritten plan",
+    responses={200: {"model": OptimizeResponse, "description": "Decisions, costs and the rewritten plan."}, **_ERRORS},
+    openapi_extra=_REQUEST_BODY,
+)
+async def optimize(body: Annotated[OptimizeInput, Depends(optimize_input)], optimizer: OptimizerDep) -> JSONResponse:
+    # The engine is CPU-bound: run it off the event loop so /healthz keeps answering.
+    return JSONResponse(await run_in_threadpool(optimizer.optimize, body))
+
+
+@router.get("/openapi.json", include_in_schema=False)
+async def openapi(request: Request) -> JSONResponse:
+    return JSONResponse(request.app.openapi())
+
+
+@router.get("/docs", include_in_schema=False)
+async def docs(request: Request) -> HTMLResponse:
+    return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{request.app.title} - docs")

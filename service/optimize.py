@@ -1,0 +1,71 @@
+"""The optimize use case: plan or SQL in, decisions and the rewritten plan out.
+
+The HTTP route and the command line both call ``OptimizeService.optimize``; the
+input arrives already validated by the edge (see ``api.models``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel import optimize_wire
+from service.errors import InputError
+
+logger = logging.getLogger(__name__)
+
+#: The engine reads and writes plans recursively, a few frames per level; plans as deep as the engine accepts
+#: (costmodel.wire.MAX_DEPTH) need more than Python's default of 1000 frames.
+RECURSION_LIMIT = 20_000
+
+
+def allow_deep_plans() -> None:
+    """Raise the interpreter's recursion limit for the engine; process-wide, so entry points call it once."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
+
+
+@dataclass(frozen=True, slots=True)
+class OptimizeInput:
+    """A validated request; exactly one of ``plan`` and ``sql`` is set."""
+
+    plan: dict[str, Any] | None = None
+    sql: str | None = None
+    dialect: str = "spark"
+    catalog: dict[str, Any] | None = None
+    options: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+
+
+class OptimizeService:
+    """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
+
+    def optimize(self, request: OptimizeInput) -> dict[str, Any]:
+        """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept."""
+        if request.sql is not None:
+            response = self._optimize_sql(request)
+        else:
+            response = optimize_wire(request.plan, request.catalog, request.options)
+        return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
+
+    def _optimize_sql(self, request: OptimizeInput) -> dict[str, Any]:
+        try:  # imported here: SQL support is optional and may not be installed
+            from service.sql import plan_to_sql, sql_to_plan
+            from service.sql.errors import SqlError
+        except ImportError as exc:  # absent, or present but unfinished
+            if not (exc.name or "").startswith("service.sql"):
+                raise
+            logger.warning("SQL input unavailable: %s", exc)
+            raise InputError(
+                "sql_unavailable", "SQL input is not available in this build; send a plan", "$.sql"
+            ) from None
+        try:
+            plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
+            response = optimize_wire(plan, request.catalog, request.options)
+            response["sql"] = plan_to_sql(response["plan"], request.dialect)
+        except SqlError as exc:
+            detail = {"line": exc.line, "column": exc.column, **exc.detail}
+            raise InputError(exc.code, exc.message, "$.sql", detail) from exc
+        return response

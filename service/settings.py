@@ -1,0 +1,49 @@
+"""Runtime configuration, read from ``PUSHDOWN_*`` environment variables.
+
+The defaults are the embedded set-up (SQLite under ``./data``, local Spark, no
+token), so ``pushdown serve`` works on a fresh machine with nothing configured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+MIB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    """Everything the service reads from its environment; build one per app, not a global."""
+
+    model_config = SettingsConfigDict(env_prefix="PUSHDOWN_", extra="ignore")
+
+    api_token: str | None = Field(
+        default=None,
+        description="Bearer token every route but /healthz requires; unset or empty disables auth.",
+    )
+    max_body_bytes: int = Field(default=10 * MIB, gt=0, description="Largest request body accepted (413 above).")
+    max_json_depth: int = Field(
+        default=2500,
+        gt=0,
+        le=10_000,
+        description="Deepest JSON nesting accepted (422 too_deep above); checked before the JSON is parsed.",
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    data_dir: Path = Path("./data")
+    database_url: str | None = Field(default=None, description="Defaults to SQLite under data_dir. Unused for now.")
+    spark_master: str = "local[*]"
+
+    @field_validator("api_token")
+    @classmethod
+    def _empty_token_is_none(cls, value: str | None) -> str | None:
+        # `PUSHDOWN_API_TOKEN=${TOKEN:-}` in compose files must mean "no auth", not "the empty token".
+        return value or None
+
+    @model_validator(mode="after")
+    def _default_database(self) -> Settings:
+        if not self.database_url:
+            self.database_url = f"sqlite:///{(self.data_dir / 'pushdown.db').as_posix()}"
+        return self

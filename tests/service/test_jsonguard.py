@@ -1,0 +1,101 @@
+"""The JSON guard measures depth on raw bytes, so input too deep for json.loads never reaches it."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from costmodel.wire import json_depth
+from service.errors import InputError
+from service.jsonguard import check_depth, nesting_depth, parse_json
+
+# Text heavy in the characters a naive bracket counter trips over.
+_tricky_text = st.text(alphabet=st.sampled_from('[]{}"\\\n\t aé€😀,:'), max_size=12)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _tricky_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_tricky_text, inner, max_size=4),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_json, ascii_only=st.booleans())
+def test_depth_of_encoded_json_equals_depth_of_the_value(value: Any, ascii_only: bool) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert nesting_depth(raw) == json_depth(value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "depth"),
+    [
+        (b"1", 0),
+        (b"[]", 1),
+        (b'{"a": [1, {"b": []}]}', 4),
+        (b'["]]]]", "[[[[", "\\"[[["]', 1),
+        (b'["\\\\", ["x"]]', 2),  # an escaped backslash does not escape the closing quote
+    ],
+)
+def test_nesting_depth_examples(raw: bytes, depth: int) -> None:
+    assert nesting_depth(raw) == depth
+
+
+def test_too_deep_input_is_refused_without_decoding_and_fast() -> None:
+    raw = b"[" * 200_000 + b"]" * 200_000  # json.loads would raise RecursionError on this
+    started = time.perf_counter()
+    with pytest.raises(InputError) as info:
+        parse_json(raw, max_depth=2500)
+    assert time.perf_counter() - started < 1.0
+    assert info.value.code == "too_deep"
+    assert info.value.detail == {"depth": 200_000, "limit": 2500}
+
+
+def test_depth_at_the_limit_is_accepted() -> None:
+    check_depth(b"[" * 50 + b"]" * 50, limit=50)
+    with pytest.raises(InputError):
+        check_depth(b"[" * 51 + b"]" * 51, limit=50)
+
+
+def test_ten_megabytes_of_ordinary_json_are_scanned_quickly() -> None:
+    raw = json.dumps([{"name": 'a[b]{c}\\"', "v": [1, 2, 3]} for _ in range(300_000)]).encode()
+    assert len(raw) > 9_000_000
+    started = time.perf_counter()
+    check_depth(raw, limit=3)  # its depth; brackets outnumber the limit, so the full scan runs
+    assert time.perf_counter() - started < 2.0
+
+
+def test_malformed_json_reports_line_and_column() -> None:
+    with pytest.raises(InputError) as info:
+        parse_json(b'{"a": 1,\n "b": }', max_depth=10)
+    assert info.value.code == "malformed_json"
+    assert info.value.detail["line"] == 2
+    assert info.value.detail["column"] == 7
+
+
+@pytest.mark.parametrize("raw", [b'{"x": NaN}', b'{"x": -Infinity}', b"[Infinity]"])
+def test_non_json_constants_are_refused(raw: bytes) -> None:
+    with pytest.raises(InputError) as info:
+        parse_json(raw, max_depth=10)
+    assert info.value.code == "malformed_json"
+
+
+def test_invalid_utf8_reports_where() -> None:
+    with pytest.raises(InputError) as info:
+        parse_json(b'{"a":\n "\xc3("}', max_depth=10)
+    assert info.value.code == "malformed_json"
+    assert (info.value.detail["line"], info.value.detail["column"]) == (2, 3)
+
+
+@pytest.mark.parametrize("raw", [b"[1e400]", b"[-1e400]", b"[" + b"9" * 5000 + b"]"])
+def test_numbers_python_cannot_hold_are_refused(raw: bytes) -> None:
+    with pytest.raises(InputError) as info:
+        parse_json(raw, max_depth=10)
+    assert info.value.code == "invalid_number"
+
+
+def test_valid_json_decodes() -> None:
+    assert parse_json('{"a": [1, 2.5, "é", null, true]}'.encode(), max_depth=2) == {"a": [1, 2.5, "é", None, True]}
