@@ -40,7 +40,6 @@ from costmodel.plan import (
     walk_plan,
 )
 
-
 #: Rows beyond this are "more than anything runs"; it keeps every figure finite.
 MAX_ESTIMATE = 1e30
 

@@ -227,9 +227,9 @@ class ColumnStatsSource:
         lo, hi = _comparable(stats.min), _comparable(stats.max)
         if point is not None and lo is not None and hi is not None and not lo <= point <= hi:
             return 0.0
-        if isinstance(value, str) and isinstance(stats.min, str) and isinstance(stats.max, str) and point is None:
-            if not stats.min <= value <= stats.max:
-                return 0.0
+        strings = isinstance(value, str) and isinstance(stats.min, str) and isinstance(stats.max, str)
+        if strings and point is None and not stats.min <= value <= stats.max:
+            return 0.0
         if stats.ndv:
             mcv_mass = sum(freq for _, freq in stats.mcv) if stats.mcv else 0.0
             rest = max(1.0, stats.ndv - (len(stats.mcv) if stats.mcv else 0))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from costmodel.plan import Node
@@ -91,7 +91,7 @@ class Subquery:
     outer_refs: frozenset[int] = frozenset()
 
 
-Expr = Union[Column, Literal, Call, Subquery]
+Expr = Column | Literal | Call | Subquery
 
 TRUE = Literal(True, "boolean")
 FALSE = Literal(False, "boolean")
@@ -173,19 +173,15 @@ def column_ids(expr: Expr) -> frozenset[int]:
 
 
 def is_deterministic(expr: Expr) -> bool:
-    for node in walk(expr, into_subqueries=True):
-        if isinstance(node, Call):
-            if node.fn in NONDETERMINISTIC or (node.fn == "udf" and not node.deterministic):
-                return False
-    return True
+    return not any(
+        isinstance(node, Call) and (node.fn in NONDETERMINISTIC or (node.fn == "udf" and not node.deterministic))
+        for node in walk(expr, into_subqueries=True)
+    )
 
 
 def has_aggregate_or_window(expr: Expr) -> bool:
     """True for ``vals > min(vals)``: such a predicate reads all rows of its input."""
-    for node in walk(expr):
-        if isinstance(node, Call) and (node.fn in AGGREGATES or node.fn in WINDOW_ONLY):
-            return True
-    return False
+    return any(isinstance(node, Call) and (node.fn in AGGREGATES or node.fn in WINDOW_ONLY) for node in walk(expr))
 
 
 def has_subquery(expr: Expr) -> bool:
@@ -235,11 +231,7 @@ def can_raise(expr: Expr) -> bool:
 
 def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
     """Rebuild ``expr`` bottom-up, replacing each node ``n`` by ``fn(n)`` when not None."""
-    if isinstance(expr, Call):
-        args = tuple(transform(arg, fn) for arg in expr.args)
-        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
-            expr = replace(expr, args=args)
-    elif isinstance(expr, Subquery) and expr.args:
+    if isinstance(expr, Call) or isinstance(expr, Subquery) and expr.args:
         args = tuple(transform(arg, fn) for arg in expr.args)
         if any(a is not b for a, b in zip(args, expr.args, strict=True)):
             expr = replace(expr, args=args)

@@ -23,12 +23,32 @@ from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, NodeCost, column_infos, savings
 from costmodel.estimate import Estimator, SelectivitySource
 from costmodel.explain import explain
-from costmodel.expr import FALSE, Expr, and_, can_raise, column_ids, conjuncts, has_aggregate_or_window, is_deterministic, to_sql
+from costmodel.expr import (
+    FALSE,
+    Expr,
+    and_,
+    can_raise,
+    column_ids,
+    conjuncts,
+    has_aggregate_or_window,
+    is_deterministic,
+    to_sql,
+)
 from costmodel.fold import Truth, constant_truth
 from costmodel.options import Options, options_from_wire
-from costmodel.placement import ABOVE, ON, SCAN, Materializer, Position, Pred, build_region, iter_region, place
-from costmodel.placement import placements_of
-from costmodel.plan import Filter, IdAllocator, Join, Node, Scan, children, walk_plan, with_children
+from costmodel.placement import (
+    ABOVE,
+    ON,
+    SCAN,
+    Materializer,
+    Position,
+    Pred,
+    build_region,
+    iter_region,
+    place,
+    placements_of,
+)
+from costmodel.plan import Filter, IdAllocator, Join, Node, children, walk_plan, with_children
 from costmodel.rules.infer_join_keys import infer_across_keys
 from costmodel.rules.join import ON_SIDES, WHERE_SIDES, side_of
 from costmodel.rules.or_derivation import derive_per_side

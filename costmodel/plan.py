@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Union
 
 from costmodel.expr import Column, Expr
 
@@ -151,7 +150,7 @@ class Alias:
     column_names: tuple[str, ...] | None = None
 
 
-Node = Union[Scan, Filter, Project, Aggregate, Join, SetOp, Sort, Limit, Window, Distinct, Alias]
+Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Window | Distinct | Alias
 
 #: Operator name of each node class, as used for cost constants and the wire.
 OP_NAMES: dict[type, str] = {

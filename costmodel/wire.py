@@ -204,7 +204,9 @@ class _Binder:
                     raise PlanError("invalid_expression", "cost must be a non-negative number", f"{path}.cost")
                 det = raw.get("deterministic", True)
                 if not isinstance(det, bool):
-                    raise PlanError("invalid_expression", "deterministic must be true or false", f"{path}.deterministic")
+                    raise PlanError(
+                        "invalid_expression", "deterministic must be true or false", f"{path}.deterministic"
+                    )
                 return Call("udf", args, name=name, cost=None if cost is None else float(cost), deterministic=det)
             if fn in ("and", "or") and len(args) == 1:
                 return args[0]
@@ -435,7 +437,8 @@ class _Binder:
             if not isinstance(names_raw, list) or len(names_raw) != len(inner):
                 raise PlanError(
                     "column_count_mismatch",
-                    f"alias names {len(names_raw) if isinstance(names_raw, list) else '?'} columns, input has {len(inner)}",
+                    f"alias names {len(names_raw) if isinstance(names_raw, list) else '?'} columns,"
+                    f" input has {len(inner)}",
                     f"{path}.columns",
                 )
             names = tuple(str(n) for n in names_raw)

@@ -18,7 +18,7 @@ Never from a predicate that can raise: the other side may hold the values that r
 from __future__ import annotations
 
 from costmodel.cost import split_join_condition
-from costmodel.expr import Call, Column, Expr, can_raise, column_ids, has_subquery, is_deterministic, substitute
+from costmodel.expr import Column, Expr, can_raise, column_ids, has_subquery, is_deterministic, substitute
 from costmodel.plan import Aggregate, Alias, Distinct, Filter, Join, Limit, Node, Project, Sort, Window, output_fields
 
 INFER_SIDES = {"inner": (0, 1), "cross": (0, 1), "semi": (0, 1), "anti": (1,)}
@@ -84,9 +84,9 @@ def infer_across_keys(predicate: Expr, node: Join) -> list[tuple[int, Expr]]:
     pairs = _column_pairs(node) + _equalities_below(node.left) + _equalities_below(node.right)
     equal = _equal_to(cid, pairs)
     target_cids = {f.cid for f in output_fields(node.right if target else node.left)}
-    source_type = next((c.type for c in equal.values()), None)
-    out: list[tuple[int, Expr]] = []
-    for other_cid, column in equal.items():
-        if other_cid in target_cids and (source_type is None or column.type == source_type):
-            out.append((target, substitute(predicate, {cid: column})))
-    return out
+    # pairs only link columns of one type, so every column in ``equal`` shares the predicate column's type
+    return [
+        (target, substitute(predicate, {cid: column}))
+        for other_cid, column in equal.items()
+        if other_cid in target_cids
+    ]

@@ -92,6 +92,7 @@ def push_join_condition(predicate: Expr, node: Join) -> Outcome:
     if side not in ON_SIDES[node.type]:
         return Blocked(
             "preserved_side_on_predicate",
-            f"rows of the {'right' if side else 'left'} input of a {node.type} join are kept even when the condition fails",
+            f"rows of the {'right' if side else 'left'} input of a {node.type} join are kept"
+            " even when the condition fails",
         )
     return [Crossing(side, predicate)]

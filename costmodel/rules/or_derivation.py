@@ -10,8 +10,20 @@ when every disjunct has a conjunct reading that side alone.
 
 from __future__ import annotations
 
-from costmodel.expr import Call, Column, Expr, Literal, and_, column_ids, conjuncts, disjuncts, has_subquery
-from costmodel.expr import can_raise, is_deterministic, or_
+from costmodel.expr import (
+    Call,
+    Column,
+    Expr,
+    Literal,
+    and_,
+    can_raise,
+    column_ids,
+    conjuncts,
+    disjuncts,
+    has_subquery,
+    is_deterministic,
+    or_,
+)
 from costmodel.plan import Join, output_fields
 
 

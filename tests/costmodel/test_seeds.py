@@ -5,8 +5,23 @@ from __future__ import annotations
 import pytest
 
 from tests.costmodel.dsl import (
-    after, aggregate, and_, before, c, decision, f, filter_, join, or_, project, run, scan, sort, table, tree,
-    udf, union,
+    after,
+    aggregate,
+    and_,
+    c,
+    decision,
+    f,
+    filter_,
+    join,
+    or_,
+    project,
+    run,
+    scan,
+    sort,
+    table,
+    tree,
+    udf,
+    union,
 )
 
 # ------------------------------------------------------------------ Polars

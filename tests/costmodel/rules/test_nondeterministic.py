@@ -3,7 +3,20 @@
 import pytest
 
 from tests.costmodel.dsl import (
-    after, aggregate, c, decision, distinct, f, filter_, join, run, scan, table, udf, union, window,
+    after,
+    aggregate,
+    c,
+    decision,
+    distinct,
+    f,
+    filter_,
+    join,
+    run,
+    scan,
+    table,
+    udf,
+    union,
+    window,
 )
 
 T = {"t": table(["a", "b"], rows=1000), "u": table(["c", "d"], rows=1000)}

@@ -1,7 +1,18 @@
 """Conjunctions split and move part by part; stacked filters merge; constants fold."""
 
 from tests.costmodel.dsl import (
-    after, and_, c, decision, f, filter_, join, lit, run, scan, table, tree,
+    after,
+    and_,
+    c,
+    decision,
+    f,
+    filter_,
+    join,
+    lit,
+    run,
+    scan,
+    table,
+    tree,
 )
 
 T = {"t": table(["a", "b"], rows=1000), "u": table(["k", "z"], rows=1000)}
