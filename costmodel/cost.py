@@ -102,10 +102,15 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
 class CostModel:
     """Estimates rows and cost of plans under one catalog, options and estimator."""
 
-    def __init__(self, catalog: Catalog, options: Options, estimator: Estimator):
+    def __init__(
+        self, catalog: Catalog, options: Options, estimator: Estimator, tracked: frozenset[int] | None = None
+    ):
+        """``tracked``: the columns whose NDV matters (keys, predicate columns); None tracks all."""
         self.catalog = catalog
         self.options = options
         self.estimator = estimator
+        self.tracked = tracked
+        self._join_keys: dict[str, tuple[object, tuple[list[tuple[Expr, Expr]], list[Expr]]]] = {}
         self._memo: dict[int, tuple[Node, _Est]] = {}
         self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
@@ -198,7 +203,10 @@ class CostModel:
                 if message not in self.warnings:
                     self.warnings.append(message)
             ndv: dict[int, float] = {}
+            tracked = self.tracked
             for f in node.fields:
+                if tracked is not None and f.cid not in tracked:
+                    continue
                 stats = table.stats_for(f.name) if table is not None else None
                 if stats is not None and stats.ndv:
                     ndv[f.cid] = min(float(stats.ndv), rows)
@@ -280,8 +288,12 @@ class CostModel:
     def _join(self, node: Join, kid_ests: list[_Est], inputs: tuple[float, ...]) -> _Est:
         left_rows, right_rows = inputs
         left_ndv, right_ndv = kid_ests[0].ndv, kid_ests[1].ndv
-        left_cids = {f.cid for f in output_fields(node.left)}
-        keys, residual = split_join_condition(node, left_cids)
+        cached = self._join_keys.get(node.id)
+        if cached is None or cached[0] is not node.on:
+            left_cids = {f.cid for f in output_fields(node.left)}
+            cached = (node.on, split_join_condition(node, left_cids))
+            self._join_keys[node.id] = cached
+        keys, residual = cached[1]
         if node.type == "cross" and not keys and not residual:
             inner = left_rows * right_rows
         elif keys:

@@ -16,6 +16,7 @@ Steps, each in its own module:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,6 +42,7 @@ from costmodel.placement import (
     ON,
     SCAN,
     Materializer,
+    Placements,
     Position,
     Pred,
     build_region,
@@ -48,7 +50,18 @@ from costmodel.placement import (
     place,
     placements_of,
 )
-from costmodel.plan import Filter, IdAllocator, Join, Node, children, walk_plan, with_children
+from costmodel.plan import (
+    Distinct,
+    Filter,
+    IdAllocator,
+    Join,
+    Node,
+    children,
+    node_expressions,
+    output_fields,
+    walk_plan,
+    with_children,
+)
 from costmodel.rules.infer_join_keys import infer_across_keys
 from costmodel.rules.join import ON_SIDES, WHERE_SIDES, side_of
 from costmodel.rules.or_derivation import derive_per_side
@@ -324,7 +337,7 @@ class _Reporter:
                 return out
 
         def visit(pos: Position) -> None:
-            if pos.kind == SCAN:
+            if pos.kind == SCAN or pos.form_from_where:
                 return
             side = None
             if pos.below and isinstance(pos.node, Join):
@@ -342,7 +355,9 @@ class _Reporter:
                 out.append(entry)
                 return
             numbers = self.numbers(pos, side)
-            if mode == "always":
+            if pos.below and pos.below[0].kind == ON and pos.below[0].form_from_where:
+                reason = "into_join_condition"
+            elif mode == "always":
                 reason = "mode_always"
             elif pos.below and pos.below[0].kind == SCAN:
                 reason = "into_scan"
@@ -366,6 +381,17 @@ def _op(node: Node) -> str:
 
 
 # ---------------------------------------------------------------- entry points
+
+
+def _tracked_columns(plan: Node) -> frozenset[int]:
+    """Columns whose NDV can matter: every column an expression reads, and what a distinct compares."""
+    out: set[int] = set()
+    for node in walk_plan(plan):
+        for expr in node_expressions(node):
+            out |= column_ids(expr)
+        if isinstance(node, Distinct):
+            out.update(f.cid for f in output_fields(node))
+    return frozenset(out)
 
 
 def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
@@ -402,7 +428,7 @@ def optimize(
     if sys.getrecursionlimit() < 20000:
         sys.setrecursionlimit(20000)
     estimator = Estimator(column_infos(plan, catalog), sources or Estimator.__dataclass_fields__["sources"].default)
-    model = CostModel(catalog, options, estimator)
+    model = CostModel(catalog, options, estimator, _tracked_columns(plan))
     before = model.table(plan)
 
     stripped = _strip(plan)
@@ -418,15 +444,18 @@ def optimize(
 
     materializer = Materializer(skeleton)
 
-    def evaluate(placements: dict) -> float:
-        return model.total(materializer.build(placements))
+    def evaluator(others: Placements, index: int) -> Callable[[list[Position]], float]:
+        base = materializer.build(others)
+        return lambda cut: model.total(materializer.extend(base, index, cut))
 
-    absent, fallback_from = place(preds, options.mode, evaluate, lambda: model.work > WORK_BUDGET)
+    absent, fallback_from = place(
+        preds, options.mode, evaluator, lambda: model.work > WORK_BUDGET, model.predicate_cost
+    )
 
     if options.mode == "never":
         final = plan
     else:
-        final = materializer.build(placements_of(preds), _assign_filter_ids(preds, skeleton))
+        final = materializer.build(placements_of(preds), _assign_filter_ids(preds, skeleton)).root
     after = model.table(final)
     reporter = _Reporter(model, {c.id: c for c in after}, options)
 

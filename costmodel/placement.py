@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
-from costmodel.plan import Filter, Join, Node, Scan, children, with_children
+from costmodel.plan import Alias, Filter, Join, Node, Project, Scan, Sort, Window, children, with_children
 from costmodel.rules import Blocked
-from costmodel.rules.join import push_join_condition
+from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
 
 ABOVE, ON, SCAN = "above", "on", "scan"
@@ -36,6 +36,8 @@ class Position:
     stop: Blocked | None = None
     cost_here: float | None = None
     best_below: float | None = None
+    #: an ON position a WHERE predicate reached from above: the end of its way down
+    form_from_where: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -60,7 +62,7 @@ class Pred:
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:
     """Fill in ``pos.below``/``pos.stop`` recursively with every legal position under ``pos``."""
-    if pos.kind == SCAN:
+    if pos.kind == SCAN or (pos.kind == ON and pos.form_from_where):
         return pos
     node = pos.node
     if pos.kind == ABOVE and node.id in stop_at:
@@ -80,6 +82,17 @@ def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = f
         return pos
     else:
         outcome = cross(pos.form, node)
+    if (
+        isinstance(outcome, Blocked)
+        and outcome.reason == "references_both_sides"
+        and isinstance(node, Join)
+        and node.type in ("inner", "cross")
+        and is_cross_side_equality(pos.form, node)
+    ):
+        # Filter(l.k = r.k) over an inner join is the join keyed on it too (a cross join becomes inner);
+        # other two-sided predicates stay above, where they cost the same (the Polars seed's a + b > 12)
+        pos.below = [Position(node, ON, pos.form, form_from_where=True)]
+        return pos
     if isinstance(outcome, Blocked):
         pos.stop = outcome
         return pos
@@ -108,25 +121,80 @@ def deepest(pos: Position) -> list[Position]:
 Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
 
 
+@dataclass
+class Built:
+    """A plan built from placements, with the object standing for each skeleton node (its filter, if any)."""
+
+    root: Node
+    tops: dict[str, Node]
+    placements: Placements
+
+
 class Materializer:
-    """Builds a plan from the skeleton and placements, reusing unchanged subtrees."""
+    """Builds plans from the skeleton and placements, reusing unchanged subtrees.
+
+    ``build`` makes a whole plan; ``extend`` adds a few positions to a built
+    plan by rebuilding only the paths from those positions to the root, so
+    costing a candidate touches a handful of nodes.
+    """
 
     def __init__(self, skeleton: Node):
         self.skeleton = skeleton
         self._memo: dict[tuple, Node] = {}
+        self._parent: dict[str, str | None] = {skeleton.id: None}
+        self._depth: dict[str, int] = {skeleton.id: 0}
+        self._by_id: dict[str, Node] = {}
+        stack = [skeleton]
+        while stack:
+            node = stack.pop()
+            self._by_id[node.id] = node
+            for child in children(node):
+                self._parent[child.id] = node.id
+                self._depth[child.id] = self._depth[node.id] + 1
+                stack.append(child)
 
-    def build(self, placements: Placements, filter_ids: dict[str, str] | None = None) -> Node:
-        return self._build(self.skeleton, placements, filter_ids or {})
+    def build(self, placements: Placements, filter_ids: dict[str, str] | None = None) -> Built:
+        tops: dict[str, Node] = {}
+        root = self._build(self.skeleton, placements, filter_ids or {}, tops)
+        return Built(root, tops, placements)
 
-    def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str]) -> Node:
-        kids = tuple(self._build(child, placements, filter_ids) for child in children(node))
-        scan_adds = placements.get((node.id, SCAN), ())
-        on_adds = placements.get((node.id, ON), ())
-        above = placements.get((node.id, ABOVE), ())
+    def extend(self, base: Built, index: int, cut: list[Position]) -> Node:
+        """``base`` plus predicate ``index`` at the positions of ``cut``."""
+        if not cut:
+            return base.root
+        extra: Placements = {}
+        touched: set[str] = set()
+        for pos in cut:
+            extra.setdefault(pos.key, []).append((index, pos.form))
+            node_id: str | None = pos.node.id
+            while node_id is not None and node_id not in touched:
+                touched.add(node_id)
+                node_id = self._parent[node_id]
+        new: dict[str, Node] = {}
+        for node_id in sorted(touched, key=self._depth.__getitem__, reverse=True):
+            node = self._by_id[node_id]
+            kids = tuple(new.get(k.id) or base.tops[k.id] for k in children(node))
+
+            def adds(kind: str, node_id: str = node_id) -> list[tuple[int, Expr]]:
+                return base.placements.get((node_id, kind), []) + extra.get((node_id, kind), [])
+
+            new[node_id] = self._assemble(node, kids, adds(SCAN), adds(ON), adds(ABOVE), None)
+        return new[self.skeleton.id]
+
+    def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str], tops: dict[str, Node]) -> Node:
+        kids = tuple(self._build(child, placements, filter_ids, tops) for child in children(node))
+        top = self._assemble(
+            node, kids, placements.get((node.id, SCAN), ()), placements.get((node.id, ON), ()),
+            placements.get((node.id, ABOVE), ()), filter_ids.get(node.id),
+        )
+        tops[node.id] = top
+        return top
+
+    def _assemble(self, node: Node, kids: tuple[Node, ...], scan_adds, on_adds, above, filter_id: str | None) -> Node:
         key = (
             node.id, tuple(map(id, kids)),
             tuple((i, id(f)) for i, f in scan_adds), tuple((i, id(f)) for i, f in on_adds),
-            tuple((i, id(f)) for i, f in above), filter_ids.get(node.id),
+            tuple((i, id(f)) for i, f in above), filter_id,
         )
         hit = self._memo.get(key)
         if hit is not None:
@@ -138,10 +206,10 @@ class Materializer:
         if on_adds:
             assert isinstance(new, Join)
             parts = ([] if new.on is None else conjuncts(new.on)) + [f for _, f in sorted(on_adds, key=_first)]
-            new = replace(new, on=and_(parts))
+            new = replace(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
         if above:
             forms = [f for _, f in sorted(above, key=_first)]
-            new = Filter(filter_ids.get(node.id, f"~{node.id}"), and_(forms), new)
+            new = Filter(filter_id or f"~{node.id}", and_(forms), new)
         self._memo[key] = new
         return new
 
@@ -160,13 +228,6 @@ def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
     return out
 
 
-def _with(base: Placements, index: int, cut: list[Position]) -> Placements:
-    out = {key: list(value) for key, value in base.items()}
-    for pos in cut:
-        out.setdefault(pos.key, []).append((index, pos.form))
-    return out
-
-
 _EPS = 1e-9
 
 
@@ -174,13 +235,34 @@ def _better_or_equal(candidate: float, incumbent: float) -> bool:
     return candidate <= incumbent + _EPS * max(1.0, abs(incumbent))
 
 
-def best_cut(pred: Pred, others: Placements, evaluate: Callable[[Placements], float]) -> tuple[list[Position], float]:
+#: Given the other predicates' placements, a function costing the plan with this predicate at a cut.
+Evaluator = Callable[[Placements, int], Callable[[list[Position]], float]]
+
+
+def _passes_for_free(pos: Position, predicate_cost: Callable[[Expr], float] | None) -> bool:
+    """Above a row-preserving operator (r = 1), going below pays whenever the predicate costs the same there.
+
+    The benefit model's case r = 1: 1 - r = 0 <= p * r1. Such positions need no costing.
+    """
+    if predicate_cost is None or pos.kind != ABOVE or len(pos.below) != 1 or pos.below[0].kind != ABOVE:
+        return False
+    if not isinstance(pos.node, (Project, Sort, Alias, Window)) or (isinstance(pos.node, Sort) and pos.node.limit):
+        return False
+    return predicate_cost(pos.form) == predicate_cost(pos.below[0].form)
+
+
+def best_cut(
+    pred: Pred,
+    cost: Callable[[list[Position]], float],
+    predicate_cost: Callable[[Expr], float] | None = None,
+) -> tuple[list[Position], float]:
     """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
 
-    def cost(cut: list[Position]) -> float:
-        return evaluate(_with(others, pred.index, cut))
-
     def best_from(pos: Position, fixed: list[Position]) -> tuple[list[Position], float]:
+        if _passes_for_free(pos, predicate_cost):
+            sub, sub_cost = best_from(pos.below[0], fixed)
+            pos.best_below = sub_cost
+            return sub, sub_cost
         here = cost(fixed + [pos])
         pos.cost_here = here
         best, best_cost = [pos], here
@@ -206,8 +288,9 @@ def best_cut(pred: Pred, others: Placements, evaluate: Callable[[Placements], fl
 def place(
     preds: list[Pred],
     mode: str,
-    evaluate: Callable[[Placements], float],
+    evaluator: Evaluator,
     over_budget: Callable[[], bool] = lambda: False,
+    predicate_cost: Callable[[Expr], float] | None = None,
 ) -> tuple[dict[int, float], int | None]:
     """Decide every predicate's cut in place.
 
@@ -227,10 +310,10 @@ def place(
         if mode == "always" or fallback_from is not None:
             pred.cut = deepest(pred.root) if pred.kind != "derived" or mode == "always" else []
             continue
-        others = placements_of(preds, skip=pred)
-        cut, cut_cost = best_cut(pred, others, evaluate)
+        cost = evaluator(placements_of(preds, skip=pred), pred.index)
+        cut, cut_cost = best_cut(pred, cost, predicate_cost)
         if pred.kind == "derived":
-            absent = evaluate(others)
+            absent = cost([])
             absent_costs[pred.index] = absent
             # a derived predicate is only worth adding when it strictly lowers the cost
             pred.cut = cut if cut_cost < absent - _EPS * max(1.0, absent) else []

@@ -19,7 +19,7 @@ left of right joins; never for full joins nor a null-aware (NOT IN) anti join.
 
 from __future__ import annotations
 
-from costmodel.expr import Expr, can_raise, column_ids
+from costmodel.expr import Call, Expr, can_raise, column_ids
 from costmodel.plan import Join, output_fields
 from costmodel.rules import Blocked, Crossing, Outcome
 
@@ -47,6 +47,17 @@ def side_of(predicate: Expr, node: Join) -> int | None:
     if used <= right:
         return 1
     return None
+
+
+def is_cross_side_equality(predicate: Expr, node: Join) -> bool:
+    """``l.x = r.y`` (each side of ``=`` reading one join input): a join key, so it belongs in the condition."""
+    if not (isinstance(predicate, Call) and predicate.fn == "=" and len(predicate.args) == 2):
+        return False
+    left = {f.cid for f in output_fields(node.left)}
+    a, b = (column_ids(arg) for arg in predicate.args)
+    if not a or not b:
+        return False
+    return (a <= left and not (b & left)) or (b <= left and not (a & left))
 
 
 def _guarded(predicate: Expr, node: Join) -> Blocked | None:

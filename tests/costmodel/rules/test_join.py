@@ -89,3 +89,18 @@ def test_self_join_resolves_each_side_by_identity():
     result = run(plan, tables, mode="always")
     scans = [n for n in _walk(result.plan) if getattr(n, "table", None) == "t"]
     assert [bool(s.filters) for s in scans] == [False, True]
+
+
+def test_equality_across_a_cross_join_becomes_its_join_key():
+    plan = filter_(join(scan("l"), scan("r"), type="cross", id="j"), and_(c("l.k") == c("r.k"), c("l.x") < c("r.z")))
+    result = run(plan, T)
+    from tests.costmodel.dsl import after, tree
+
+    assert after(result) == tree("""
+        Filter: l.x < r.z
+          Inner Join: l.k = r.k
+            TableScan: l
+            TableScan: r
+    """)
+    assert decision(result, "l.k = r.k", "j")["reason"] == "into_join_condition"
+    assert result.total_after < result.total_before / 10
