@@ -457,7 +457,9 @@ def optimize(
     else:
         final = materializer.build(placements_of(preds), _assign_filter_ids(preds, skeleton)).root
     after = model.table(final)
-    reporter = _Reporter(model, {c.id: c for c in after}, options)
+    # an operator's r describes the operator alone: read it off the original plan, where no moved
+    # predicate has been merged into it yet; operators only the rewrite has fall back to the rewritten plan
+    reporter = _Reporter(model, {**{c.id: c for c in after}, **{c.id: c for c in before}}, options)
 
     decisions = list(stripped.fixed)
     estimates: list[dict[str, Any]] = []
