@@ -10,7 +10,10 @@ def rows(result, operator):
 
 
 def test_inner_join_divides_by_the_larger_key_ndv():
-    tables = {"o": table(["k"], rows=1_500_000, k={"ndv": 100_000}), "c": table(["k"], rows=150_000, k={"ndv": 150_000})}
+    tables = {
+        "o": table(["k"], rows=1_500_000, k={"ndv": 100_000}),
+        "c": table(["k"], rows=150_000, k={"ndv": 150_000}),
+    }
     result = run(join(scan("o"), scan("c"), c("o.k") == c("c.k")), tables)
     assert rows(result, "join") == pytest.approx(1_500_000 * 150_000 / 150_000)
 
