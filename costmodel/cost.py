@@ -111,6 +111,8 @@ class CostModel:
         self.estimator = estimator
         self.tracked = tracked
         self._join_keys: dict[str, tuple[object, tuple[list[tuple[Expr, Expr]], list[Expr]]]] = {}
+        #: columns whose NDV nobody gave: assumed to be their table's row count (see _join)
+        self._guessed: set[int] = set()
         self._memo: dict[int, tuple[Node, _Est]] = {}
         self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
@@ -177,7 +179,7 @@ class CostModel:
                 if cid in ndv:
                     ndv[cid] = max(1.0, ndv[cid] * s) if s > 0 else 0.0
         for cid, value in ndv.items():
-            if value > rows:
+            if value > rows and cid not in self._guessed:
                 ndv[cid] = rows
         return rows, k
 
@@ -210,6 +212,9 @@ class CostModel:
                 stats = table.stats_for(f.name) if table is not None else None
                 if stats is not None and stats.ndv:
                     ndv[f.cid] = min(float(stats.ndv), rows)
+                else:
+                    ndv[f.cid] = rows
+                    self._guessed.add(f.cid)
             out, k_filters = self._apply(rows, ndv, list(node.filters))
             return self._make(node, (rows,), out, opts.k("scan") + k_filters, ndv)
 
@@ -277,6 +282,29 @@ class CostModel:
             return self._join(node, kid_ests, inputs)
         raise TypeError(f"unknown node {node!r}")
 
+    def _key_divisor(self, lk: Expr, rk: Expr, left_ndv: Mapping[int, float], right_ndv: Mapping[int, float],
+                     left_rows: float, right_rows: float) -> float:
+        """max(NDV left key, NDV right key), the textbook join divisor, with a rule for unknown NDVs.
+
+        A key whose NDV nobody gave carries its table's row count (it may be a primary key). When both
+        are guessed, the smaller table is taken for the primary-key side: each row of the other side
+        matches one of its rows, so filtering it shrinks the join in proportion. When one is known, it
+        is used alone.
+        """
+        lcid = lk.cid if isinstance(lk, Column) else None
+        rcid = rk.cid if isinstance(rk, Column) else None
+        ln = left_ndv.get(lcid, left_rows) if lcid is not None else left_rows
+        rn = right_ndv.get(rcid, right_rows) if rcid is not None else right_rows
+        l_guess = lcid is None or lcid in self._guessed
+        r_guess = rcid is None or rcid in self._guessed
+        if l_guess and r_guess:
+            return min(ln, rn)
+        if l_guess:
+            return rn
+        if r_guess:
+            return ln
+        return max(ln, rn)
+
     def _expr_ndv(self, expr: Expr, ndv: Mapping[int, float]) -> float | None:
         if isinstance(expr, Column):
             return ndv.get(expr.cid)
@@ -297,12 +325,10 @@ class CostModel:
         if node.type == "cross" and not keys and not residual:
             inner = left_rows * right_rows
         elif keys:
-            smaller = min(left_rows, right_rows)
             divisor = 1.0
             for lk, rk in keys:
-                ln = left_ndv.get(lk.cid, smaller) if isinstance(lk, Column) else smaller
-                rn = right_ndv.get(rk.cid, smaller) if isinstance(rk, Column) else smaller
-                divisor = max(divisor, ln, rn) if len(keys) == 1 else divisor * max(ln, rn, 1.0)
+                key_divisor = self._key_divisor(lk, rk, left_ndv, right_ndv, left_rows, right_rows)
+                divisor = max(divisor, key_divisor) if len(keys) == 1 else divisor * max(key_divisor, 1.0)
             inner = left_rows * right_rows / max(divisor, 1.0)
             inner = min(inner, left_rows * right_rows)
         else:
@@ -325,7 +351,8 @@ class CostModel:
                 (lk, rk) = keys[0]
                 ln = left_ndv.get(lk.cid) if isinstance(lk, Column) else None
                 rn = right_ndv.get(rk.cid) if isinstance(rk, Column) else None
-                match = min(1.0, rn / ln) if ln and rn else 0.5
+                known = isinstance(lk, Column) and isinstance(rk, Column) and not ({lk.cid, rk.cid} & self._guessed)
+                match = min(1.0, rn / ln) if known and ln and rn else 0.5
             else:
                 match = 0.5
             match = min(match, inner / left_rows) if left_rows else 0.0

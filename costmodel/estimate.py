@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from costmodel.catalog import ColumnStats
-from costmodel.expr import Call, Column, Expr, Literal, Subquery, column_ids
+from costmodel.expr import Call, Column, Expr, Literal, Subquery
 from costmodel.fold import Truth, constant_truth
 
 #: Weakest last. A combined estimate reports the weakest source of its parts.
@@ -364,12 +364,11 @@ class Estimator:
         return cached
 
     def _estimate(self, pred: Expr) -> SelectivityEstimate:
-        if not column_ids(pred):
-            truth = constant_truth(pred)
-            if truth is Truth.TRUE:
-                return SelectivityEstimate(1.0, 1.0, 1.0, "constant")
-            if truth is Truth.FALSE:
-                return SelectivityEstimate(0.0, 0.0, 0.0, "constant")
+        truth = constant_truth(pred)  # a = NULL reads a column and is still never true
+        if truth is Truth.TRUE:
+            return SelectivityEstimate(1.0, 1.0, 1.0, "constant")
+        if truth is Truth.FALSE:
+            return SelectivityEstimate(0.0, 0.0, 0.0, "constant")
         for source in self.sources:
             found = source.estimate(pred, self.columns)
             if found is not None:

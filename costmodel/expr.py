@@ -223,9 +223,7 @@ def can_raise(expr: Expr) -> bool:
                     continue
                 except (TypeError, ValueError):
                     return True
-            if not isinstance(source, (Column, Literal)):
-                continue
-            return True
+            return True  # a string column, or a computed value whose type we do not know
     return False
 
 

@@ -165,15 +165,15 @@ def _strip(plan: Node) -> _Stripped:
         if isinstance(node, Join) and node.on is not None:
             keep: list[Expr] = []
             for part in conjuncts(node.on):
-                if (
-                    is_deterministic(part)
-                    and not has_aggregate_or_window(part)
-                    and side_of(part, node) is not None
-                    and constant_truth(part) is not Truth.TRUE
-                ):
+                one_side = side_of(part, node) is not None and constant_truth(part) is not Truth.TRUE
+                if one_side and is_deterministic(part) and not has_aggregate_or_window(part):
                     add(part, "on", node, ON, None)
-                else:
-                    keep.append(part)
+                    continue
+                keep.append(part)
+                if one_side:
+                    reason = "nondeterministic_predicate" if not is_deterministic(part) else "aggregate_in_predicate"
+                    fixed.append({"predicate": to_sql(part), "operator": node.id, "action": "blocked",
+                                  "reason": reason})
             node = replace(node, on=and_(keep) if keep else None)
         return node
 
@@ -301,8 +301,8 @@ class _Reporter:
         est = self.model.estimator.estimate(pos.form)
         s = est.selectivity
         c = self.model.predicate_cost(pos.form)
-        if isinstance(node, Filter):
-            k = self.model.predicate_cost(node.predicate)
+        if isinstance(node, Filter) and row is not None:
+            k = row.k
         else:
             k = self.options.k("union" if node.__class__.__name__ == "SetOp" else _op(node))
         if row is None:
@@ -319,7 +319,9 @@ class _Reporter:
             out["cost_if_pushed"] = round(pos.best_below, 4)
         return out
 
-    def decisions(self, pred: Pred, mode: str, absent_cost: float | None) -> list[dict[str, Any]]:
+    def decisions(
+        self, pred: Pred, mode: str, absent_cost: float | None, costed: bool = True
+    ) -> list[dict[str, Any]]:
         text = to_sql(pred.form)
         out: list[dict[str, Any]] = []
         in_cut = {id(p) for p in pred.cut}
@@ -359,6 +361,8 @@ class _Reporter:
                 reason = "into_join_condition"
             elif mode == "always":
                 reason = "mode_always"
+            elif not costed:
+                reason = "not_costed"
             elif pos.below and pos.below[0].kind == SCAN:
                 reason = "into_scan"
             else:
@@ -439,7 +443,8 @@ def optimize(
         _derive(stripped, skeleton, options)
     else:
         _rebind(stripped.preds, skeleton, options.scan_pushdown)
-        stripped.rewrites.clear()
+        # report, do not rewrite: only the facts a caller should hear about stay
+        stripped.rewrites[:] = [r for r in stripped.rewrites if r["rule"] == "never_true"]
     preds = stripped.preds
 
     materializer = Materializer(skeleton)
@@ -464,7 +469,8 @@ def optimize(
     decisions = list(stripped.fixed)
     estimates: list[dict[str, Any]] = []
     for pred in preds:
-        decisions.extend(reporter.decisions(pred, options.mode, absent.get(pred.index)))
+        costed = fallback_from is None or pred.index < fallback_from
+        decisions.extend(reporter.decisions(pred, options.mode, absent.get(pred.index), costed))
         estimate = estimator.estimate(pred.form)
         entry = {"predicate": to_sql(pred.form), **estimate.to_wire()}
         if pred.kind == "derived":

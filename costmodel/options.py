@@ -96,10 +96,13 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
     default_rows = raw.get("default_row_count", 1000.0)
     if isinstance(default_rows, bool) or not isinstance(default_rows, (int, float)) or default_rows < 0:
         raise PlanError("invalid_options", "must be a non-negative number", f"{path}.default_row_count")
+    scan_pushdown = raw.get("scan_pushdown", True)
+    if not isinstance(scan_pushdown, bool):
+        raise PlanError("invalid_options", "scan_pushdown must be true or false", f"{path}.scan_pushdown")
     return Options(
         mode=mode,
         operator_costs=_number_map(raw.get("operator_costs"), DEFAULT_OPERATOR_COSTS, f"{path}.operator_costs"),
         predicate_costs=_number_map(raw.get("predicate_costs"), DEFAULT_PREDICATE_COSTS, f"{path}.predicate_costs"),
-        scan_pushdown=bool(raw.get("scan_pushdown", True)),
+        scan_pushdown=scan_pushdown,
         default_row_count=float(default_rows),
     )

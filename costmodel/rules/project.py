@@ -27,6 +27,6 @@ def push_through_project(predicate, node: Project) -> Outcome:
         if not is_deterministic(expr):
             return Blocked("nondeterministic_projection", f"{named.name} is computed by a non-deterministic expression")
         if has_aggregate_or_window(expr):
-            return Blocked("references_window_output", f"{named.name} is computed by an aggregate or window call")
+            return Blocked("computed_by_aggregate", f"{named.name} is computed by an aggregate or window call")
         mapping[named.cid] = expr
     return [Crossing(0, substitute(predicate, mapping) if mapping else predicate)]

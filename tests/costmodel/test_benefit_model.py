@@ -11,6 +11,7 @@ from tests.costmodel.dsl import (
     f,
     filter_,
     join,
+    lit,
     run,
     scan,
     table,
@@ -115,3 +116,21 @@ def test_aggregate_in_having_is_costed_from_group_key_ndv():
     assert agg.rows_out == 100  # NDV of the key
     agg_after = next(n for n in result.after if n.operator == "aggregate")
     assert agg_after.rows_out == pytest.approx(1)
+
+
+def test_scan_pushdown_must_be_a_boolean():
+    with pytest.raises(PlanError) as info:
+        options_from_wire({"scan_pushdown": "false"})
+    assert info.value.path == "$.options.scan_pushdown"
+
+
+def test_never_mode_still_warns_about_a_never_true_predicate():
+    result = run(filter_(scan("big"), c("x") == lit(None)), T, mode="never")
+    assert any("never true" in w for w in result.warnings)
+
+
+def test_a_join_condition_part_that_cannot_move_is_logged():
+    plan = join(scan("big"), scan("small"), c("big.k") == c("small.k"), id="j")
+    plan["on"] = {"fn": "and", "args": [plan["on"], (f("rand") < c("small.y")).d]}
+    result = run(plan, T)
+    assert decision(result, "rand() < small.y", "j")["reason"] == "nondeterministic_predicate"

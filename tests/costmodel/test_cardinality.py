@@ -2,6 +2,7 @@
 
 import pytest
 
+from costmodel.explain import explain
 from tests.costmodel.dsl import aggregate, c, distinct, f, join, limit, run, scan, table, union
 
 
@@ -57,3 +58,15 @@ def test_missing_row_count_uses_the_default_and_warns():
     result = run(scan("t"), {"t": table(["a"])})
     assert result.before[0].rows_out == 1000
     assert result.warnings == ["table 't' has no row_count; assumed 1000 rows"]
+
+
+def test_filtering_the_key_side_of_a_join_without_ndvs_shrinks_the_join_in_proportion():
+    from tests.costmodel.dsl import filter_
+
+    tables = {"fact": table({"k": "int", "v": "int"}, rows=6_000_000),
+              "dim": table({"k": "int", "name": "string"}, rows=25)}
+    plan = filter_(join(scan("fact"), scan("dim"), c("fact.k") == c("dim.k")), c("dim.name").like("A%"))
+    result = run(plan, tables)
+    join_after = next(n for n in result.after if n.operator == "join")
+    assert join_after.rows_out == pytest.approx(6_000_000 * 0.1)
+    assert "TableScan: dim filters=[dim.name LIKE 'A%']" in explain(result.plan)

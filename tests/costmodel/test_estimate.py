@@ -78,3 +78,8 @@ def test_conjunction_multiplies_and_reports_the_weakest_source():
 def test_constants():
     assert est(Call("=", (Literal(1), Literal(0)))).selectivity == 0
     assert est(Call("=", (Literal(1), Literal(0)))).source == "constant"
+
+
+def test_comparison_with_null_is_never_true_even_without_statistics():
+    e = est(cmp("=", A, None))
+    assert e.selectivity == 0 and e.source == "constant"

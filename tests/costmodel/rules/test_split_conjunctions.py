@@ -102,3 +102,13 @@ def test_always_true_conjunct_is_removed():
     result = run(plan, T, mode="always")
     assert after(result) == "TableScan: t filters=[a > 5]"
     assert result.rewrites[0]["rule"] == "remove_always_true"
+
+
+def test_a_cast_of_a_computed_string_can_raise_and_stays_behind_its_guard():
+    cast = {"fn": "cast", "args": [{"fn": "concat", "args": [{"col": "s"}, {"lit": "1"}]}], "type": "int"}
+    tables = {"t": table({"a": "int", "s": "string"}, rows=1000)}
+    plan = filter_(filter_(scan("t"), c("a") > 0), {"fn": ">", "args": [cast, {"lit": 3}]})
+    assert after(run(plan, tables, mode="always")) == tree("""
+        Filter: CAST(concat(s, '1') AS int) > 3
+          TableScan: t filters=[a > 0]
+    """)
