@@ -453,9 +453,28 @@ def optimize(
         base = materializer.build(others)
         return lambda cut: model.total(materializer.extend(base, index, cut))
 
-    absent, fallback_from = place(
-        preds, options.mode, evaluator, lambda: model.work > WORK_BUDGET, model.predicate_cost
-    )
+    before_rows = {c.id: c for c in before}
+
+    def free_pass(pos: Position) -> bool:
+        """The benefit model's cases r >= 1: below an operator that does not shrink the rows the
+        predicate would see (project, sort, union, a cross or expanding join, a scan's own filters),
+        1 - r <= 0 <= p * r1, so going below pays whenever the predicate costs the same there."""
+        below = pos.below[0]
+        if pos.kind != ABOVE or below.kind == ON:
+            return False
+        if model.predicate_cost(pos.form) != model.predicate_cost(below.form):
+            return False
+        if below.kind == SCAN:
+            return True
+        row = before_rows.get(pos.node.id)
+        if row is None or isinstance(pos.node, Filter):
+            return False
+        kids = children(pos.node)
+        side = next((i for i, kid in enumerate(kids) if kid.id == below.node.id), 0)
+        rows_in = row.inputs[side] if side < len(row.inputs) else row.rows_in
+        return rows_in > 0 and row.rows_out >= rows_in * (1 - 1e-9)
+
+    absent, fallback_from = place(preds, options.mode, evaluator, lambda: model.work > WORK_BUDGET, free_pass)
 
     if options.mode == "never":
         final = plan

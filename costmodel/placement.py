@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
-from costmodel.plan import Alias, Filter, Join, Node, Project, Scan, Sort, Window, children, with_children
+from costmodel.plan import Filter, Join, Node, Scan, children, with_children
 from costmodel.rules import Blocked
 from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
@@ -239,27 +239,19 @@ def _better_or_equal(candidate: float, incumbent: float) -> bool:
 Evaluator = Callable[[Placements, int], Callable[[list[Position]], float]]
 
 
-def _passes_for_free(pos: Position, predicate_cost: Callable[[Expr], float] | None) -> bool:
-    """Above a row-preserving operator (r = 1), going below pays whenever the predicate costs the same there.
-
-    The benefit model's case r = 1: 1 - r = 0 <= p * r1. Such positions need no costing.
-    """
-    if predicate_cost is None or pos.kind != ABOVE or len(pos.below) != 1 or pos.below[0].kind != ABOVE:
-        return False
-    if not isinstance(pos.node, (Project, Sort, Alias, Window)) or (isinstance(pos.node, Sort) and pos.node.limit):
-        return False
-    return predicate_cost(pos.form) == predicate_cost(pos.below[0].form)
+#: Whether going below ``pos`` is sure to pay, so ``pos`` itself needs no costing.
+FreePass = Callable[[Position], bool]
 
 
 def best_cut(
     pred: Pred,
     cost: Callable[[list[Position]], float],
-    predicate_cost: Callable[[Expr], float] | None = None,
+    free_pass: FreePass | None = None,
 ) -> tuple[list[Position], float]:
     """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
 
     def best_from(pos: Position, fixed: list[Position]) -> tuple[list[Position], float]:
-        if _passes_for_free(pos, predicate_cost):
+        if free_pass is not None and len(pos.below) == 1 and free_pass(pos):
             sub, sub_cost = best_from(pos.below[0], fixed)
             pos.best_below = sub_cost
             return sub, sub_cost
@@ -290,7 +282,7 @@ def place(
     mode: str,
     evaluator: Evaluator,
     over_budget: Callable[[], bool] = lambda: False,
-    predicate_cost: Callable[[Expr], float] | None = None,
+    free_pass: FreePass | None = None,
 ) -> tuple[dict[int, float], int | None]:
     """Decide every predicate's cut in place.
 
@@ -311,7 +303,7 @@ def place(
             pred.cut = deepest(pred.root) if pred.kind != "derived" or mode == "always" else []
             continue
         cost = evaluator(placements_of(preds, skip=pred), pred.index)
-        cut, cut_cost = best_cut(pred, cost, predicate_cost)
+        cut, cut_cost = best_cut(pred, cost, free_pass)
         if pred.kind == "derived":
             absent = cost([])
             absent_costs[pred.index] = absent

@@ -72,7 +72,8 @@ def test_predicate_costs_are_overridable():
 
 
 def test_every_decision_carries_the_inequality_where_the_model_applies():
-    result = run(join_plan(c("big.x") > 5), T)
+    reducing = {**T, "small": table(["k", "y"], rows=10, k={"ndv": 10})}  # r < 1: the position is costed
+    result = run(join_plan(c("big.x") > 5), reducing)
     d = decision(result, "big.x > 5", "j")
     assert d["lhs"] == pytest.approx(1 - d["r"]) and d["rhs"] == pytest.approx(d["p"] * d["r1"])
     assert d["cost_if_pushed"] <= d["cost_if_kept"]
@@ -84,6 +85,12 @@ def test_unknown_options_are_refused_with_their_path():
     assert info.value.path == "$.options.operator_costs.jion" and "join" in info.value.detail["known"]
     with pytest.raises(PlanError):
         options_from_wire({"mode": "sometimes"})
+
+
+def test_positions_where_pushing_surely_pays_are_not_costed_but_still_explained():
+    result = run(join_plan(c("big.x") > 5), T)  # the join keeps every big row: r = 1
+    d = decision(result, "big.x > 5", "j")
+    assert d["action"] == "pushed" and d["lhs"] == 0 and "cost_if_kept" not in d
 
 
 def test_cost_table_rows_are_k_times_rows_received():
