@@ -16,7 +16,6 @@ Steps, each in its own module:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,7 +41,6 @@ from costmodel.placement import (
     ON,
     SCAN,
     Materializer,
-    Placements,
     Position,
     Pred,
     build_region,
@@ -449,10 +447,6 @@ def optimize(
 
     materializer = Materializer(skeleton)
 
-    def evaluator(others: Placements, index: int) -> Callable[[list[Position]], float]:
-        base = materializer.build(others)
-        return lambda cut: model.total(materializer.extend(base, index, cut))
-
     before_rows = {c.id: c for c in before}
 
     def free_pass(pos: Position) -> bool:
@@ -474,7 +468,9 @@ def optimize(
         rows_in = row.inputs[side] if side < len(row.inputs) else row.rows_in
         return rows_in > 0 and row.rows_out >= rows_in * (1 - 1e-9)
 
-    absent, fallback_from = place(preds, options.mode, evaluator, lambda: model.work > WORK_BUDGET, free_pass)
+    absent, fallback_from = place(
+        preds, options.mode, materializer, model.total, lambda: model.work > WORK_BUDGET, free_pass
+    )
 
     if options.mode == "never":
         final = plan

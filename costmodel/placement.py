@@ -158,28 +158,33 @@ class Materializer:
         root = self._build(self.skeleton, placements, filter_ids or {}, tops)
         return Built(root, tops, placements)
 
-    def extend(self, base: Built, index: int, cut: list[Position]) -> Node:
-        """``base`` plus predicate ``index`` at the positions of ``cut``."""
-        if not cut:
-            return base.root
-        extra: Placements = {}
+    def move(self, base: Built, index: int, old: list[Position], new: list[Position]) -> Built:
+        """``base`` with predicate ``index`` moved from the positions of ``old`` to those of ``new``.
+
+        Only the paths from the changed positions to the root are rebuilt.
+        """
+        if not old and not new:
+            return base
+        placements = dict(base.placements)
         touched: set[str] = set()
-        for pos in cut:
-            extra.setdefault(pos.key, []).append((index, pos.form))
+        for pos in old:
+            placements[pos.key] = [item for item in placements.get(pos.key, []) if item[0] != index]
+        for pos in new:
+            placements[pos.key] = placements.get(pos.key, []) + [(index, pos.form)]
+        for pos in old + new:
             node_id: str | None = pos.node.id
             while node_id is not None and node_id not in touched:
                 touched.add(node_id)
                 node_id = self._parent[node_id]
-        new: dict[str, Node] = {}
+        tops = dict(base.tops)
         for node_id in sorted(touched, key=self._depth.__getitem__, reverse=True):
             node = self._by_id[node_id]
-            kids = tuple(new.get(k.id) or base.tops[k.id] for k in children(node))
-
-            def adds(kind: str, node_id: str = node_id) -> list[tuple[int, Expr]]:
-                return base.placements.get((node_id, kind), []) + extra.get((node_id, kind), [])
-
-            new[node_id] = self._assemble(node, kids, adds(SCAN), adds(ON), adds(ABOVE), None)
-        return new[self.skeleton.id]
+            kids = tuple(tops[k.id] for k in children(node))
+            tops[node_id] = self._assemble(
+                node, kids, placements.get((node_id, SCAN), ()), placements.get((node_id, ON), ()),
+                placements.get((node_id, ABOVE), ()), None,
+            )
+        return Built(tops[self.skeleton.id], tops, placements)
 
     def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str], tops: dict[str, Node]) -> Node:
         kids = tuple(self._build(child, placements, filter_ids, tops) for child in children(node))
@@ -235,10 +240,6 @@ def _better_or_equal(candidate: float, incumbent: float) -> bool:
     return candidate <= incumbent + _EPS * max(1.0, abs(incumbent))
 
 
-#: Given the other predicates' placements, a function costing the plan with this predicate at a cut.
-Evaluator = Callable[[Placements, int], Callable[[list[Position]], float]]
-
-
 #: Whether going below ``pos`` is sure to pay, so ``pos`` itself needs no costing.
 FreePass = Callable[[Position], bool]
 
@@ -280,7 +281,8 @@ def best_cut(
 def place(
     preds: list[Pred],
     mode: str,
-    evaluator: Evaluator,
+    materializer: Materializer,
+    total: Callable[[Node], float],
     over_budget: Callable[[], bool] = lambda: False,
     free_pass: FreePass | None = None,
 ) -> tuple[dict[int, float], int | None]:
@@ -296,19 +298,26 @@ def place(
         pred.cut = [] if pred.kind == "derived" else [pred.root]
     if mode == "never":
         return absent_costs, None
+    current = materializer.build(placements_of(preds)) if mode == "cost" else None
     for pred in preds:
         if mode == "cost" and fallback_from is None and over_budget():
             fallback_from = pred.index
         if mode == "always" or fallback_from is not None:
             pred.cut = deepest(pred.root) if pred.kind != "derived" or mode == "always" else []
             continue
-        cost = evaluator(placements_of(preds, skip=pred), pred.index)
+        assert current is not None
+        start, where = current, pred.cut
+
+        def cost(cut: list[Position], start: Built = start, where: list[Position] = where, index: int = pred.index):
+            return total(materializer.move(start, index, where, cut).root)
+
         cut, cut_cost = best_cut(pred, cost, free_pass)
         if pred.kind == "derived":
             absent = cost([])
             absent_costs[pred.index] = absent
             # a derived predicate is only worth adding when it strictly lowers the cost
-            pred.cut = cut if cut_cost < absent - _EPS * max(1.0, absent) else []
-        else:
-            pred.cut = cut
+            if not cut_cost < absent - _EPS * max(1.0, absent):
+                cut = []
+        current = materializer.move(current, pred.index, pred.cut, cut)
+        pred.cut = cut
     return absent_costs, fallback_from
