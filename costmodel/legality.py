@@ -9,6 +9,9 @@ rather than risk.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from costmodel.expr import Expr, Subquery, walk
 from costmodel.plan import Aggregate, Alias, Distinct, Filter, Join, Limit, Node, Project, Scan, SetOp, Sort, Window
 from costmodel.rules import Blocked, Outcome
@@ -28,30 +31,24 @@ def has_correlated_subquery(predicate: Expr) -> bool:
     return any(isinstance(e, Subquery) and e.outer_refs for e in walk(predicate))
 
 
+#: The rule for each operator: where a predicate on its output may go instead.
+RULES: dict[type, Callable[[Expr, Any], Outcome]] = {
+    Scan: push_into_scan,
+    Project: push_through_project,
+    Filter: push_through_filter,
+    Sort: push_through_sort,
+    Limit: push_through_limit,
+    Window: push_through_window,
+    Aggregate: push_through_aggregate,
+    SetOp: push_through_setop,
+    Distinct: push_through_distinct,
+    Alias: push_through_alias,
+    Join: push_through_join,
+}
+
+
 def cross(predicate: Expr, node: Node) -> Outcome:
     """Where ``predicate``, sitting on ``node``'s output, may go below ``node``."""
     if has_correlated_subquery(predicate) and isinstance(node, (Project, Aggregate, Window, Alias, SetOp)):
         return Blocked("correlated_subquery", "the predicate's subquery refers to columns this operator renames")
-    if isinstance(node, Scan):
-        return push_into_scan(predicate, node)
-    if isinstance(node, Project):
-        return push_through_project(predicate, node)
-    if isinstance(node, Filter):
-        return push_through_filter(predicate, node)
-    if isinstance(node, Sort):
-        return push_through_sort(predicate, node)
-    if isinstance(node, Limit):
-        return push_through_limit(predicate, node)
-    if isinstance(node, Window):
-        return push_through_window(predicate, node)
-    if isinstance(node, Aggregate):
-        return push_through_aggregate(predicate, node)
-    if isinstance(node, SetOp):
-        return push_through_setop(predicate, node)
-    if isinstance(node, Distinct):
-        return push_through_distinct(predicate, node)
-    if isinstance(node, Alias):
-        return push_through_alias(predicate, node)
-    if isinstance(node, Join):
-        return push_through_join(predicate, node)
-    raise TypeError(f"unknown node {node!r}")
+    return RULES[type(node)](predicate, node)

@@ -66,44 +66,37 @@ def _guarded(predicate: Expr, node: Join) -> Blocked | None:
     return None
 
 
-def push_through_join(predicate: Expr, node: Join) -> Outcome:
-    """A WHERE predicate on the join's output."""
+def _enter_side(predicate: Expr, node: Join, sides: dict[str, tuple[int, ...]], what: str) -> Outcome:
+    """The side ``predicate`` may enter, given which sides a join type allows (``WHERE_SIDES``/``ON_SIDES``)."""
     guard = _guarded(predicate, node)
     if guard is not None:
         return guard
     side = side_of(predicate, node)
     if side is None:
-        return Blocked("references_both_sides", "the predicate reads columns of both join inputs")
-    if not column_ids(predicate) and WHERE_SIDES[node.type]:
-        side = WHERE_SIDES[node.type][0]  # a constant filters any preserved side alike
+        return Blocked("references_both_sides", f"the {what} reads columns of both join inputs")
+    if sides is ON_SIDES and node.null_aware:
+        return Blocked("null_aware_anti_join", "NOT IN semantics depend on every row of the subquery side")
+    allowed = sides[node.type]
+    if not column_ids(predicate) and allowed:
+        side = allowed[0]  # a constant filters any allowed side alike
     if node.type == "full":
-        return Blocked("full_join", "both inputs of a full join are null-supplying")
-    if side not in WHERE_SIDES[node.type]:
+        return Blocked("full_join", "no input of a full join may lose rows before it")
+    if side not in allowed:
+        name = "right" if side else "left"
+        if sides is WHERE_SIDES:
+            return Blocked("null_supplying_side", f"the {name} input of a {node.type} join is null-supplying")
         return Blocked(
-            "null_supplying_side",
-            f"the {'right' if side else 'left'} input of a {node.type} join is null-supplying",
+            "preserved_side_on_predicate",
+            f"rows of the {name} input of a {node.type} join are kept even when the condition fails",
         )
     return [Crossing(side, predicate)]
+
+
+def push_through_join(predicate: Expr, node: Join) -> Outcome:
+    """A WHERE predicate on the join's output."""
+    return _enter_side(predicate, node, WHERE_SIDES, "predicate")
 
 
 def push_join_condition(predicate: Expr, node: Join) -> Outcome:
     """A conjunct of the join's ON condition."""
-    guard = _guarded(predicate, node)
-    if guard is not None:
-        return guard
-    side = side_of(predicate, node)
-    if side is None:
-        return Blocked("references_both_sides", "the condition reads columns of both join inputs")
-    if node.null_aware:
-        return Blocked("null_aware_anti_join", "NOT IN semantics depend on every row of the subquery side")
-    if not column_ids(predicate) and ON_SIDES[node.type]:
-        side = ON_SIDES[node.type][0]
-    if node.type == "full":
-        return Blocked("full_join", "both inputs of a full join are preserved")
-    if side not in ON_SIDES[node.type]:
-        return Blocked(
-            "preserved_side_on_predicate",
-            f"rows of the {'right' if side else 'left'} input of a {node.type} join are kept"
-            " even when the condition fails",
-        )
-    return [Crossing(side, predicate)]
+    return _enter_side(predicate, node, ON_SIDES, "condition")
