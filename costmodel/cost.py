@@ -19,7 +19,7 @@ from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.estimate import ColumnInfo, Estimator
-from costmodel.expr import Call, Column, Expr, column_ids, conjuncts, per_row_cost
+from costmodel.expr import Call, Column, Expr, and_, column_ids, conjuncts, per_row_cost
 from costmodel.options import Options
 from costmodel.plan import (
     Aggregate,
@@ -113,6 +113,8 @@ class CostModel:
         self._join_keys: dict[str, tuple[object, tuple[list[tuple[Expr, Expr]], list[Expr]]]] = {}
         #: columns whose NDV nobody gave: assumed to be their table's row count (see _join)
         self._guessed: set[int] = set()
+        self._joint_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float | None]] = {}
+        self._samples = any(getattr(source, "name", "") == "sample" for source in estimator.sources)
         self._memo: dict[int, tuple[Node, _Est]] = {}
         self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
@@ -170,6 +172,7 @@ class CostModel:
         k = 0.0
         surviving = 1.0
         self.work += len(predicates)
+        start = rows
         for pred in predicates:
             _, s, cost, cids = self._predicate_facts(pred)
             k += cost * surviving
@@ -178,10 +181,25 @@ class CostModel:
             for cid in cids:
                 if cid in ndv:
                     ndv[cid] = max(1.0, ndv[cid] * s) if s > 0 else 0.0
+        if len(predicates) > 1 and self._samples:
+            joint = self._joint(predicates)
+            if joint is not None:
+                rows = start * joint  # correlated columns: the sample saw them together
         for cid, value in ndv.items():
             if value > rows and cid not in self._guessed:
                 ndv[cid] = rows
         return rows, k
+
+    def _joint(self, predicates: list[Expr]) -> float | None:
+        """The selectivity of a conjunction as a whole, when a sample estimated it so."""
+        key = tuple(map(id, predicates))
+        hit = self._joint_cache.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], predicates, strict=True)):
+            estimate = self.estimator.estimate(and_(predicates))
+            value = estimate.selectivity if estimate.source == "sample" else None
+            hit = (tuple(predicates), value)
+            self._joint_cache[key] = hit
+        return hit[1]
 
     def _make(self, node: Node, inputs: tuple[float, ...], rows_out: float, k: float,
               ndv: dict[int, float], extra: float = 0.0) -> _Est:

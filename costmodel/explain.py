@@ -11,10 +11,11 @@ trees as text, so a failing test shows the plan.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from costmodel.cost import NodeCost
-from costmodel.expr import Expr, to_sql
+from costmodel.expr import Expr, conjuncts, to_sql
 from costmodel.plan import (
     Aggregate,
     Alias,
@@ -105,8 +106,24 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:,.2f}"
 
 
-def explain(plan: Node, costs: Mapping[str, NodeCost] | None = None, ids: bool = False) -> str:
-    """The plan as an indented text tree; with ``costs``, each line ends with rows and cost."""
+def _selectivities(node: Node, estimate: Callable[[Expr], Any]) -> str:
+    """``sel=0.1 [0.05, 0.2] statistics`` for each predicate a filter or scan applies."""
+    predicates = conjuncts(node.predicate) if isinstance(node, Filter) else list(node.filters)
+    parts = []
+    for predicate in predicates:
+        e = estimate(predicate)
+        parts.append(f"{e.selectivity:.3g} [{e.low:.3g}, {e.high:.3g}] {e.source}")
+    return " sel=" + "; ".join(parts)
+
+
+def explain(
+    plan: Node,
+    costs: Mapping[str, NodeCost] | None = None,
+    ids: bool = False,
+    estimate: Callable[[Expr], Any] | None = None,
+) -> str:
+    """The plan as an indented text tree; with ``costs``, each line ends with rows and cost, and with
+    ``estimate`` every filter also shows each predicate's selectivity, interval and source."""
     lines: list[str] = []
     stack: list[tuple[Node, int]] = [(plan, 0)]
     while stack:
@@ -114,7 +131,10 @@ def explain(plan: Node, costs: Mapping[str, NodeCost] | None = None, ids: bool =
         line = "  " * depth + describe(node)
         if costs is not None and node.id in costs:
             c = costs[node.id]
-            line += f"  [{node.id} rows={_fmt(c.rows_out)} cost={_fmt(c.cost)}]"
+            line += f"  [{node.id} rows={_fmt(c.rows_out)} cost={_fmt(c.cost)}"
+            if estimate is not None and (isinstance(node, Filter) or (isinstance(node, Scan) and node.filters)):
+                line += _selectivities(node, estimate)
+            line += "]"
         elif ids:
             line += f"  [{node.id}]"
         lines.append(line)

@@ -16,6 +16,7 @@ Steps, each in its own module:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -83,6 +84,7 @@ class OptimizeResult:
     after: list[NodeCost]
     rewrites: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    estimate: Callable[[Expr], Any] | None = None
 
     @property
     def total_before(self) -> float:
@@ -105,8 +107,8 @@ class OptimizeResult:
                 "savings": savings(self.total_before, self.total_after),
             },
             "explain": {
-                "before": explain(self.original, before),
-                "after": explain(self.plan, after),
+                "before": explain(self.original, before, estimate=self.estimate),
+                "after": explain(self.plan, after, estimate=self.estimate),
             },
             "rewrites": self.rewrites,
             "warnings": self.warnings,
@@ -310,7 +312,14 @@ class _Reporter:
         p = 1 - s
         r1 = k / c if c > 0 else float("inf")
         out = {"p": round(p, 6), "r": round(r, 6), "r1": round(r1, 6), "lhs": round(1 - r, 6),
-               "rhs": round(p * r1, 6)}
+               "rhs": round(p * r1, 6), "selectivity": round(s, 6),
+               "interval": [round(est.low, 6), round(est.high, 6)], "source": est.source}
+        # p ranges over [1 - high, 1 - low]: if the inequality holds at one end and not the other,
+        # the estimate cannot settle this decision
+        holds_low = 1 - r <= (1 - est.high) * r1 + 1e-12
+        holds_high = 1 - r <= (1 - est.low) * r1 + 1e-12
+        if holds_low != holds_high:
+            out["uncertain"] = True
         if pos.cost_here is not None:
             out["cost_if_kept"] = round(pos.cost_here, 4)
         if pos.best_below is not None:
@@ -500,7 +509,9 @@ def optimize(
     for rewrite in stripped.rewrites:
         if rewrite["rule"] == "never_true":
             warnings.append(f"{rewrite['predicate']} is never true: the query returns no rows")
-    return OptimizeResult(final, plan, decisions, estimates, before, after, stripped.rewrites, warnings)
+    return OptimizeResult(
+        final, plan, decisions, estimates, before, after, stripped.rewrites, warnings, estimator.estimate
+    )
 
 
 def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:
