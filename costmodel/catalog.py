@@ -28,6 +28,8 @@ class ColumnStats:
     null_count: float | None = None
     histogram: tuple[Any, ...] | None = None
     mcv: tuple[tuple[Any, float], ...] | None = None
+    #: every distinct non-null value, where known (a container's dictionary): literal guarantees use it
+    values: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,9 @@ def _stats_from_wire(raw: Any, path: str) -> ColumnStats:
             raise PlanError("invalid_catalog", f"{key} must be a number between 0 and {MAX_ROWS:g}", f"{path}.{key}")
     if hist is not None and not isinstance(hist, list):
         raise PlanError("invalid_catalog", "histogram must be a list of bucket bounds", f"{path}.histogram")
+    values = raw.get("values")
+    if values is not None and not isinstance(values, list):
+        raise PlanError("invalid_catalog", "values must be a list of distinct values", f"{path}.values")
     return ColumnStats(
         ndv=raw.get("ndv"),
         min=raw.get("min"),
@@ -117,6 +122,7 @@ def _stats_from_wire(raw: Any, path: str) -> ColumnStats:
         null_count=raw.get("null_count"),
         histogram=tuple(hist) if isinstance(hist, list) and len(hist) >= 2 else None,
         mcv=mcv_pairs,
+        values=tuple(values) if values is not None else None,
     )
 
 

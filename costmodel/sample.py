@@ -63,11 +63,13 @@ class Sample:
             items = list(raw)
             mask = np.array([v is None for v in items], dtype=bool)
             present = [v for v in items if v is not None]
-            if present and all(isinstance(v, bool) for v in present):
+            if not present:  # all NULL: the placeholders are never read, numbers compare with anything numeric
+                array = np.zeros(len(items), dtype=np.int64)
+            elif all(isinstance(v, bool) for v in present):
                 array = np.array([bool(v) if v is not None else False for v in items], dtype=bool)
-            elif present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+            elif all(isinstance(v, int) and not isinstance(v, bool) for v in present):
                 array = np.array([v if v is not None else 0 for v in items], dtype=np.int64)
-            elif present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+            elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
                 array = np.array([float(v) if v is not None else 0.0 for v in items], dtype=np.float64)
             else:
                 array = np.array([v if v is not None else "" for v in items], dtype=object)
@@ -172,6 +174,8 @@ class _Evaluator:
                     out = np.where(zero, 0.0, a / np.where(zero, 1, b))
                     nulls = nulls | zero  # Spark outside ANSI mode: x / 0 is NULL
             return out, nulls
+        if fn == "cast" and len(expr.args) == 1:
+            return self.cast(self.values(expr.args[0]), (expr.type or "").split("(")[0].lower())
         if fn == "coalesce":
             parts = [self.values(a, like) for a in expr.args]
             out, nulls = parts[0][0].copy(), parts[0][1].copy()
@@ -203,6 +207,34 @@ class _Evaluator:
             months = values.astype("datetime64[M]").astype(np.int64) % 12 + 1
             return months, nulls
         raise Unsupported(f"function {fn}")
+
+    def cast(self, source: Values, target: str) -> Values:
+        """Spark's CAST outside ANSI mode: what does not convert becomes NULL."""
+        values, nulls = source
+        if target in ("int", "bigint", "smallint", "tinyint", "long", "integer"):
+            if values.dtype.kind in "iu":
+                return values.astype(np.int64), nulls
+            if values.dtype.kind == "f":
+                return np.trunc(values).astype(np.int64), nulls
+            parsed = [_parse(v, int) for v in values]
+        elif target in ("double", "float", "decimal", "real"):
+            if values.dtype.kind in "iuf":
+                return values.astype(np.float64), nulls
+            parsed = [_parse(v, float) for v in values]
+        elif target in ("string", "varchar"):
+            return np.array([str(v) for v in values], dtype=object), nulls
+        elif target == "date":
+            if values.dtype.kind == "M":
+                return values.astype("datetime64[D]"), nulls
+            parsed = [_parse(v, lambda text: np.datetime64(str(text)[:10], "D")) for v in values]
+            failed = np.array([p is None for p in parsed], dtype=bool)
+            out = np.array([p if p is not None else np.datetime64(0, "D") for p in parsed], dtype="datetime64[D]")
+            return out, nulls | failed
+        else:
+            raise Unsupported(f"cast to {target}")
+        failed = np.array([p is None for p in parsed], dtype=bool)
+        kind = np.int64 if target in ("int", "bigint", "smallint", "tinyint", "long", "integer") else np.float64
+        return np.array([p if p is not None else 0 for p in parsed], dtype=kind), nulls | failed
 
     def pair(self, left: Expr, right: Expr) -> tuple[Values, Values]:
         """Both sides, literals coerced to the other side's type."""
@@ -277,6 +309,13 @@ class _Evaluator:
                 matched = ~matched
             return matched & ~nulls, ~matched & ~nulls
         raise Unsupported(f"predicate {fn}")
+
+
+def _parse(value: Any, convert: Callable[[Any], Any]) -> Any:
+    try:
+        return convert(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _compare(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
