@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import routes
+from api import routes, tables
 from api.errors import install_error_handling
 from api.models import OptimizeRequest
 from service import __version__
+from service.analyze import Analyzer, spark_session
+from service.jobs import JobRunner
 from service.optimize import OptimizeService, allow_deep_plans
 from service.settings import Settings
+from service.statistics import StatisticsStore
+
+logger = logging.getLogger(__name__)
 
 DESCRIPTION = """Decides, per filter and per operator, whether moving the filter below the operator is legal
 and worth it under the benefit model `1 - r <= p * r1`, and returns the rewritten plan, the decision log
@@ -33,12 +39,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url=None,
     )
     app.state.settings = settings
-    app.state.optimizer = OptimizeService()
+    store = _statistics_store(settings)
+    app.state.optimizer = OptimizeService(store)
+    app.state.analyzer = None if store is None else Analyzer(store, lambda: spark_session(settings.spark_master))
+    app.state.jobs = JobRunner()
     install_error_handling(app)
     app.include_router(routes.open_router)
     app.include_router(routes.router)
+    app.include_router(tables.router)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def _statistics_store(settings: Settings) -> StatisticsStore | None:
+    """The configured store, or None (ref catalogs and /tables then answer 503) when its URL is unsupported."""
+    try:
+        return StatisticsStore.from_settings(settings)
+    except ValueError as exc:
+        logger.warning("statistics store disabled: %s", exc)
+        return None
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.models import parse_optimize_request
+from service.analyze import Analyzer
 from service.errors import InputError
+from service.jobs import JobRunner
 from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
 
@@ -27,6 +29,22 @@ def get_optimizer(request: Request) -> OptimizeService:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 OptimizerDep = Annotated[OptimizeService, Depends(get_optimizer)]
+
+
+def get_analyzer(request: Request) -> Analyzer:
+    """The analyze use case; 503 when the configured statistics store is not available."""
+    analyzer = request.app.state.analyzer
+    if analyzer is None:
+        raise InputError("statistics_unavailable", "the statistics store is not configured (see PUSHDOWN_DATABASE_URL)")
+    return analyzer
+
+
+def get_jobs(request: Request) -> JobRunner:
+    return request.app.state.jobs
+
+
+AnalyzerDep = Annotated[Analyzer, Depends(get_analyzer)]
+JobsDep = Annotated[JobRunner, Depends(get_jobs)]
 
 
 async def require_token(

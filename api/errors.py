@@ -22,6 +22,7 @@ STATUS_BY_CODE = {
     "method_not_allowed": 405,
     "body_too_large": 413,
     "sql_unavailable": 501,
+    "statistics_unavailable": 503,
 }
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 

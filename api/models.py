@@ -56,12 +56,16 @@ class Context(BaseModel):
 
 
 class OptimizeRequest(BaseModel):
-    """Exactly one of ``plan`` and ``sql``; unknown top-level keys are refused so typos do not pass silently."""
+    """Exactly one of ``plan``, ``sql`` and ``substrait``; unknown top-level keys are refused, so typos fail."""
 
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"examples": [_EXAMPLE]})
 
     plan: dict[str, Any] | None = Field(default=None, description="A plan node in the wire format.")
     sql: str | None = Field(default=None, description="A query, instead of a plan.")
+    substrait: dict[str, Any] | None = Field(
+        default=None,
+        description="A Substrait plan as protobuf JSON, instead of a plan; send it before the producer optimizes it.",
+    )
     dialect: str = Field(default="spark", description="SQL dialect of `sql` and of the `sql` in the answer.")
     catalog: dict[str, Any] | None = Field(
         default=None, description="Tables: columns, statistics, containers, indexes."
@@ -73,14 +77,18 @@ class OptimizeRequest(BaseModel):
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
-        if (self.plan is None) == (self.sql is None):
-            raise PydanticCustomError("plan_or_sql", "exactly one of plan or sql is required")
+        given = sum(x is not None for x in (self.plan, self.sql, self.substrait))
+        if given != 1:
+            message = "exactly one of plan or sql is required" if self.substrait is None else (
+                "exactly one of plan, sql or substrait is required")
+            raise PydanticCustomError("plan_or_sql", message)
         return self
 
     def to_input(self) -> OptimizeInput:
         return OptimizeInput(
             plan=self.plan,
             sql=self.sql,
+            substrait=self.substrait,
             dialect=self.dialect,
             catalog=self.catalog,
             options=self.options,
@@ -179,6 +187,9 @@ class OptimizeResponse(BaseModel):
     context: Context | None = None
     plan: dict[str, Any] = Field(description="The rewritten plan.")
     sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")
+    substrait: dict[str, Any] | None = Field(
+        default=None, description="The rewritten plan as Substrait JSON, when Substrait came in."
+    )
     decisions: list[Decision]
     estimates: list[Estimate]
     rewrites: list[Any]

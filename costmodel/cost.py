@@ -233,8 +233,24 @@ class CostModel:
                 else:
                     ndv[f.cid] = rows
                     self._guessed.add(f.cid)
-            out, k_filters = self._apply(rows, ndv, list(node.filters))
-            return self._make(node, (rows,), out, opts.k("scan") + k_filters, ndv)
+            table_rows = rows
+            k_read = opts.k("scan")
+            if node.containers is not None and table is not None and table.containers:
+                rows = self._kept_rows(table, node.containers, rows)
+            if node.index is not None:
+                fetched = table_rows
+                for pred in node.index.predicates:
+                    fetched *= self.selectivity(pred)
+                rows = min(rows, fetched)
+                k_read = opts.k("index_lookup")
+            out, k_filters = self._apply(table_rows, ndv, list(node.filters) + (
+                list(node.index.predicates) if node.index is not None else []))
+            # the filters' own cost is paid on the rows actually read
+            k_filters = k_filters - (
+                sum(self.predicate_cost(p) for p in node.index.predicates) if node.index is not None else 0.0
+            )
+            out = min(out, rows)
+            return self._make(node, (rows,), out, k_read + max(k_filters, 0.0), ndv)
 
         kid_ests = [self._est(child) for child in children(node)]
         inputs = tuple(e.cost.rows_out for e in kid_ests)
@@ -322,6 +338,13 @@ class CostModel:
         if r_guess:
             return ln
         return max(ln, rn)
+
+    def _kept_rows(self, table: Any, kept: tuple[str, ...], rows: float) -> float:
+        """Rows of the containers left after pruning: their counts, or their share of the table."""
+        chosen = [c for c in table.containers if c.id in set(kept)]
+        if all(c.row_count is not None for c in table.containers):
+            return float(sum(c.row_count for c in chosen))
+        return rows * len(chosen) / len(table.containers)
 
     def _expr_ndv(self, expr: Expr, ndv: Mapping[int, float]) -> float | None:
         if isinstance(expr, Column):

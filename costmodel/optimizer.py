@@ -66,6 +66,7 @@ from costmodel.rules.join import ON_SIDES, WHERE_SIDES, side_of
 from costmodel.rules.or_derivation import derive_per_side
 from costmodel.rules.outer_to_inner import simplify_outer_join
 from costmodel.rules.split_conjunctions import classify_conjuncts, fold_conjunct
+from costmodel.scan_access import ScanAccess
 from costmodel.wire import plan_from_wire, plan_to_wire
 
 MODEL_VERSION = "1"
@@ -85,6 +86,7 @@ class OptimizeResult:
     rewrites: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     estimate: Callable[[Expr], Any] | None = None
+    scans: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total_before(self) -> float:
@@ -111,6 +113,7 @@ class OptimizeResult:
                 "after": explain(self.plan, after, estimate=self.estimate),
             },
             "rewrites": self.rewrites,
+            "scans": self.scans,
             "warnings": self.warnings,
             "model_version": MODEL_VERSION,
         }
@@ -481,10 +484,13 @@ def optimize(
         preds, options.mode, materializer, model.total, lambda: model.work > WORK_BUDGET, free_pass
     )
 
+    scan_access = ScanAccess(catalog, model)
     if options.mode == "never":
         final = plan
     else:
         final = materializer.build(placements_of(preds), _assign_filter_ids(preds, skeleton)).root
+        if options.scan_pushdown:
+            final = scan_access.apply(final)
     after = model.table(final)
     # an operator's r describes the operator alone: read it off the original plan, where no moved
     # predicate has been merged into it yet; operators only the rewrite has fall back to the rewritten plan
@@ -500,6 +506,7 @@ def optimize(
         if pred.kind == "derived":
             entry["derived"] = pred.derived_reason
         estimates.append(entry)
+    decisions.extend(scan_access.decisions)
     warnings = list(model.warnings)
     if fallback_from is not None:
         warnings.append(
@@ -510,7 +517,8 @@ def optimize(
         if rewrite["rule"] == "never_true":
             warnings.append(f"{rewrite['predicate']} is never true: the query returns no rows")
     return OptimizeResult(
-        final, plan, decisions, estimates, before, after, stripped.rewrites, warnings, estimator.estimate
+        final, plan, decisions, estimates, before, after, stripped.rewrites, warnings, estimator.estimate,
+        [report.to_wire() for report in scan_access.reports],
     )
 
 

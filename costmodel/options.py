@@ -24,6 +24,8 @@ DEFAULT_OPERATOR_COSTS: dict[str, float] = {
     "window": 3.0,
     "distinct": 4.0,
     "alias": 0.0,
+    # per row fetched through an index: a random access costs more than a row of a sequential scan
+    "index_lookup": 2.0,
 }
 
 #: Per-row cost of evaluating one call inside a predicate. A plain comparison is 1.

@@ -63,6 +63,8 @@ class Scan:
     filters: tuple[Expr, ...] = ()
     fields: tuple[Field, ...] = ()
     index: IndexLookup | None = None
+    #: the containers left to read after pruning (None: all of them)
+    containers: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -321,7 +321,12 @@ class _Binder:
             )
         node_id = nid
         filters = self.expr_list(raw.get("filters"), fields, f"{path}.filters", depth)
-        return Scan(node_id, table, alias, filters, fields)
+        containers = raw.get("containers")
+        if containers is not None and (
+            not isinstance(containers, list) or not all(isinstance(c, str) for c in containers)
+        ):
+            raise PlanError("invalid_node", "containers must be a list of container ids", f"{path}.containers")
+        return Scan(node_id, table, alias, filters, fields, None, tuple(containers) if containers is not None else None)
 
     def _filter(self, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
         child = self.child(raw, "input", path, depth)
@@ -573,6 +578,8 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
         out["filters"] = [expr_to_wire(f, namer) for f in node.filters]
         if node.index is not None:
             out["index"] = _index_to_wire(node.index, namer)
+        if node.containers is not None:
+            out["containers"] = list(node.containers)
         return out
     kids = children(node)
     scope: tuple[Field, ...] = ()

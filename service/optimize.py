@@ -9,11 +9,14 @@ from __future__ import annotations
 import logging
 import sys
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from costmodel import optimize_wire
 from service.errors import InputError
+from service.statistics import StatisticsStore, optimize_with_samples, resolve_catalog
 
 logger = logging.getLogger(__name__)
 
@@ -29,10 +32,11 @@ def allow_deep_plans() -> None:
 
 @dataclass(frozen=True, slots=True)
 class OptimizeInput:
-    """A validated request; exactly one of ``plan`` and ``sql`` is set."""
+    """A validated request; exactly one of ``plan``, ``sql`` and ``substrait`` is set."""
 
     plan: dict[str, Any] | None = None
     sql: str | None = None
+    substrait: dict[str, Any] | None = None
     dialect: str = "spark"
     catalog: dict[str, Any] | None = None
     options: dict[str, Any] | None = None
@@ -42,15 +46,24 @@ class OptimizeInput:
 class OptimizeService:
     """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
 
+    def __init__(self, store: StatisticsStore | None = None) -> None:
+        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused)."""
+        self.store = store
+
     def optimize(self, request: OptimizeInput) -> dict[str, Any]:
         """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept."""
+        catalog, samples = resolve_catalog(request.catalog, self.store)  # stored statistics for {"ref": ...}
+        request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)
         if request.sql is not None:
-            response = self._optimize_sql(request)
+            response = self._optimize_sql(request, engine)
+        elif request.substrait is not None:
+            response = self._optimize_substrait(request, engine)
         else:
-            response = optimize_wire(request.plan, request.catalog, request.options)
+            response = engine(request.plan, request.catalog, request.options)
         return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
 
-    def _optimize_sql(self, request: OptimizeInput) -> dict[str, Any]:
+    def _optimize_sql(self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
+                      ) -> dict[str, Any]:
         try:  # imported here: SQL support is optional and may not be installed
             from service.sql import plan_to_sql, sql_to_plan
             from service.sql.errors import SqlError
@@ -63,9 +76,22 @@ class OptimizeService:
             ) from None
         try:
             plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
-            response = optimize_wire(plan, request.catalog, request.options)
+            response = engine(plan, request.catalog, request.options)
             response["sql"] = plan_to_sql(response["plan"], request.dialect)
         except SqlError as exc:
             detail = {"line": exc.line, "column": exc.column, **exc.detail}
             raise InputError(exc.code, exc.message, "$.sql", detail) from exc
+        return response
+
+    def _optimize_substrait(self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
+                            ) -> dict[str, Any]:
+        """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
+        from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
+
+        try:
+            plan = substrait_to_plan(request.substrait, request.catalog, root="$.substrait")
+            response = engine(plan, request.catalog, request.options)
+            response["substrait"] = plan_to_substrait(response["plan"], request.substrait)
+        except SubstraitError as exc:
+            raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
         return response

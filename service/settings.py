@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./data")
     database_url: str | None = Field(default=None, description="Defaults to SQLite under data_dir. Unused for now.")
     spark_master: str = "local[*]"
+    analyze_sample_rows: int = Field(
+        default=100_000, ge=0, description="Rows the analyze job samples per table (Bernoulli, fixed seed)."
+    )
+    analyze_histogram_buckets: int = Field(default=100, ge=1, le=10_000, description="Equi-depth histogram buckets.")
+    analyze_mcv_count: int = Field(default=20, ge=0, le=1000, description="Most common values kept per column.")
+    analyze_seed: int = Field(default=42, description="Seed of the sample, so re-analyzing unchanged data repeats it.")
 
     @field_validator("api_token")
     @classmethod

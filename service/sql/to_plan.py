@@ -190,7 +190,7 @@ def _check_tables(stmt: exp.Expression, tables: _Tables) -> None:
             line, col = _position(table)
             raise SqlError(
                 "unknown_table",
-                f"table {table.sql()} is not in the catalog",
+                f"table {'.'.join(part.name for part in table.parts)} is not in the catalog",  # no alias
                 line,
                 col,
                 {"table": table.name, "available": sorted(v[0] for v in tables.by_lower.values())},

@@ -398,6 +398,15 @@ class _Renderer:
             right = self.wrap(right)
         scope = [left.cols + right.cols, *outer]
         on = n.get("on")
+        lifted: list[Any] = []
+        if jtype in ("inner", "cross") and on is not None:
+            # Spark refuses correlated subqueries in a join condition. For an inner join
+            # ``ON c AND s`` equals ``ON c WHERE s``, and a block with a WHERE is wrapped
+            # before any further join, so the lifted conjuncts filter exactly this join.
+            kept = [p for p in _conjuncts(on) if not _has_subquery(p)]
+            lifted = [p for p in _conjuncts(on) if _has_subquery(p)]
+            if lifted:
+                on = {"fn": "and", "args": kept} if len(kept) > 1 else (kept[0] if kept else None)
         target = right.select.args["from_"].this
         if jtype == "cross" or (jtype == "inner" and on is None):
             join = exp.Join(this=target, kind="CROSS")
@@ -418,6 +427,8 @@ class _Renderer:
         left.cols = left.cols + right.cols
         left.complete = left.complete and right.complete
         left.sources += right.sources
+        if lifted:
+            self.add_where(left, _and([self.expr(p, scope) for p in lifted]))
         return left
 
     def semi_join(self, n: Node, left: _Block, right: _Block, outer: list[list[_Col]]) -> _Block:
@@ -658,6 +669,21 @@ def _refs_in(value: Any) -> list[str]:
 
     bare(value)
     return out
+
+
+def _conjuncts(pred: Any) -> list[Any]:
+    """A wire predicate's top-level AND parts, nested ``and`` calls flattened."""
+    if isinstance(pred, dict) and pred.get("fn") == "and":
+        return [part for arg in pred.get("args") or [] for part in _conjuncts(arg)]
+    return [pred]
+
+
+def _has_subquery(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "subquery" in value or any(_has_subquery(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_subquery(v) for v in value)
+    return False
 
 
 def _unique(name: str, taken: set[str]) -> str:

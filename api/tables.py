@@ -1,0 +1,190 @@
+"""Routes for analyzed tables and their jobs: start an analyze job, follow it, read what is known.
+
+The body is read and validated here (not by FastAPI's own validation) so that a bad
+request gets the service's error shape with a JSON path, like ``/optimize``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlparse
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from api.deps import AnalyzerDep, JobsDep, SettingsDep, read_body, require_token
+from api.models import ErrorResponse, validation_error
+from service.analyze import Analyzer, AnalyzeRequest
+from service.errors import InputError
+from service.jobs import Job
+from service.jsonguard import parse_json
+from service.settings import Settings
+from service.statistics import check_name
+
+router = APIRouter(dependencies=[Depends(require_token)], tags=["tables"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing or wrong bearer token."},
+    404: {"model": ErrorResponse, "description": "No such table, version or job."},
+    422: {"model": ErrorResponse, "description": "Invalid body or table name; `path` says where."},
+    503: {"model": ErrorResponse, "description": "The statistics store is not configured."},
+}
+
+
+class AnalyzeOptions(BaseModel):
+    """Overrides of the service's analyze defaults (``PUSHDOWN_ANALYZE_*``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    sample_rows: int | None = Field(default=None, ge=0, le=10_000_000, description="Rows to sample.")
+    histogram_buckets: int | None = Field(default=None, ge=1, le=10_000)
+    mcv_count: int | None = Field(default=None, ge=0, le=1000, description="Most common values kept per column.")
+    seed: int | None = None
+
+
+class AnalyzeBody(BaseModel):
+    """Exactly one of ``path`` (with ``format``) and ``table`` (a name in the Spark catalog)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={"examples": [{"path": "/data/lineitem.parquet", "format": "parquet"}]},
+    )
+
+    path: str | None = Field(default=None, description="A file or directory, local or any URL Spark reads.")
+    format: Literal["parquet", "csv", "orc", "json"] = "parquet"
+    table: str | None = Field(default=None, description="A table in the Spark catalog, instead of a path.")
+    reader_options: dict[str, str] = Field(default_factory=dict, description="Spark reader options.")
+    options: AnalyzeOptions = Field(default_factory=AnalyzeOptions)
+
+    @model_validator(mode="after")
+    def _path_or_table(self) -> AnalyzeBody:
+        if (self.path is None) == (self.table is None):
+            raise PydanticCustomError("path_or_table", "exactly one of path or table is required")
+        return self
+
+    def to_request(self, name: str, settings: Settings) -> AnalyzeRequest:
+        opts = self.options
+        return AnalyzeRequest(
+            name=name,
+            path=self.path,
+            format=self.format,
+            table=self.table,
+            sample_rows=settings.analyze_sample_rows if opts.sample_rows is None else opts.sample_rows,
+            histogram_buckets=opts.histogram_buckets or settings.analyze_histogram_buckets,
+            mcv_count=settings.analyze_mcv_count if opts.mcv_count is None else opts.mcv_count,
+            seed=settings.analyze_seed if opts.seed is None else opts.seed,
+            reader_options=self.reader_options,
+        )
+
+
+class JobAccepted(BaseModel):
+    job_id: str
+    status_url: str
+
+
+class JobStatus(BaseModel):
+    id: str
+    kind: str
+    target: str
+    state: Literal["queued", "running", "succeeded", "failed"]
+    stage: str | None = Field(description="read, statistics, mcv, containers, sample, write, commit, done.")
+    rows_seen: int
+    percent: float
+    error: str | None = Field(description="Why the job failed (no stack trace).")
+    result: dict[str, Any] | None = Field(description="On success: table, version, row_count, sample_rows.")
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+
+
+class TableSummary(BaseModel):
+    name: str
+    version: int
+    row_count: int | None
+    analyzed_at: str
+    source: dict[str, Any] | None
+
+
+class TableList(BaseModel):
+    tables: list[TableSummary]
+
+
+def _parse_body(raw: bytes, max_json_depth: int) -> AnalyzeBody:
+    data = parse_json(raw, max_json_depth)
+    try:
+        return AnalyzeBody.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(exc) from None
+
+
+def _check_local_path(path: str) -> None:
+    """Refuse a local path that does not exist now, rather than queue a job that must fail."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file") and not Path(parsed.path).exists():
+        raise InputError("path_not_found", f"no file or directory at {path}", "$.path", {"path": path})
+
+
+@router.post(
+    "/tables/{name}/analyze",
+    status_code=202,
+    response_model=JobAccepted,
+    summary="Start an analyze job: statistics, containers and a sample of a table",
+    responses=_ERRORS,
+)
+async def analyze(
+    name: str, request: Request, settings: SettingsDep, analyzer: AnalyzerDep, jobs: JobsDep
+) -> dict[str, str]:
+    check_name(name, "$.name")
+    raw = await read_body(request, settings.max_body_bytes)
+    body = await run_in_threadpool(_parse_body, raw, settings.max_json_depth)
+    if body.path is not None:
+        _check_local_path(body.path)
+    job = jobs.submit("analyze", name, analyzer.job(body.to_request(name, settings)))
+    return {"job_id": job.id, "status_url": f"/jobs/{job.id}"}
+
+
+@router.get("/jobs/{job_id}", response_model=JobStatus, summary="A job's state and progress", responses=_ERRORS)
+async def job_status(job_id: str, jobs: JobsDep) -> dict[str, Any]:
+    job: Job | None = jobs.get(job_id)
+    if job is None:
+        raise InputError("not_found", f"no job {job_id!r}", "$.job_id")
+    return job.to_wire()
+
+
+@router.get(
+    "/tables", response_model=TableList, summary="Analyzed tables and their current versions", responses=_ERRORS
+)
+async def list_tables(analyzer: AnalyzerDep) -> dict[str, Any]:
+    tables = await run_in_threadpool(analyzer.store.tables)
+    return {"tables": [t.summary() for t in tables]}
+
+
+@router.get(
+    "/tables/{name}",
+    summary="A table's stored statistics (current or a given version), without the sample",
+    responses=_ERRORS,
+)
+async def get_table(
+    name: str, analyzer: AnalyzerDep, version: Annotated[str | None, Query(description="A version >= 1.")] = None
+) -> dict[str, Any]:
+    if version is not None and not (version.isdigit() and int(version) >= 1):
+        raise InputError("invalid_version", "version must be an integer >= 1", "$.version")
+    return await run_in_threadpool(_table_body, analyzer, name, None if version is None else int(version))
+
+
+def _table_body(analyzer: Analyzer, name: str, version: int | None) -> dict[str, Any]:
+    store = analyzer.store
+    stored = store.get(name, version)
+    if stored is None:
+        if version is not None and store.get(name) is not None:
+            versions = store.versions(name)
+            raise InputError(
+                "not_found", f"table {name!r} has no version {version}", "$.version", {"versions": versions}
+            )
+        names = store.names()
+        raise InputError("not_found", f"no analyzed table {name!r}", "$.name", {"tables": names})
+    return {**stored.summary(), "versions": store.versions(name), "statistics": stored.stats}

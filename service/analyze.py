@@ -1,0 +1,522 @@
+"""The analyze job: table statistics, container statistics and a uniform row sample, computed with PySpark.
+
+Few passes over the data, because the job must beat Spark's own ``ANALYZE TABLE``:
+one aggregate computes the row count and, per column, nulls, min/max, approximate
+NDV and the equi-depth histogram; one shuffle finds every column's most common
+values; Parquet container statistics come from the file footers (no data read);
+one Bernoulli pass draws the sample. Results are plain JSON-able dicts in the
+wire catalog's shape plus the sample as an Arrow table; storing them is
+``service.statistics``' job, run by ``analyze_and_store``.
+
+PySpark is imported inside the functions so that the API starts without a JVM.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+    from service.statistics import StatisticsStore
+
+FORMATS = ("parquet", "csv", "orc", "json")
+#: Reader options applied unless the caller overrides them: CSV files are read with a header and typed columns.
+DEFAULT_READER_OPTIONS: dict[str, dict[str, str]] = {"csv": {"header": "true", "inferSchema": "true"}}
+#: A column whose NDV is this close to its non-null count is a key: every value is about equally rare, so an
+#: MCV list says nothing and would cost the largest part of the shuffle.
+UNIQUE_NDV_RATIO = 0.95
+#: Types with an order a histogram can interpolate over (Spark simple-string prefixes).
+_ORDERED = (
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "float",
+    "double",
+    "decimal",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+)
+_SCALAR = (*_ORDERED, "string", "boolean", "varchar", "char")
+
+#: (stage, share of the job's work) in the order the job runs them; percent is the share done so far.
+STAGES: tuple[tuple[str, float], ...] = (
+    ("read", 5),
+    ("statistics", 40),
+    ("mcv", 20),
+    ("containers", 10),
+    ("sample", 20),
+    ("write", 4),
+    ("commit", 1),
+)
+
+#: Reports (stage, rows seen so far, percent done). Called from the job's thread.
+ProgressFn = Callable[[str, int, float], None]
+#: Called with a stage's name before it starts; tests use it to pause or kill a job at a chosen point.
+StageHook = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeRequest:
+    """What to analyze: a ``path`` in a ``format``, or a ``table`` in the Spark catalog (exactly one)."""
+
+    name: str
+    path: str | None = None
+    format: str = "parquet"
+    table: str | None = None
+    sample_rows: int = 100_000
+    histogram_buckets: int = 100
+    mcv_count: int = 20
+    seed: int = 42
+    ndv_rsd: float = 0.02
+    reader_options: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (self.table is None):
+            raise ValueError("exactly one of path and table is required")
+        if self.path is not None and self.format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {self.format!r}")
+        if self.sample_rows < 0 or self.histogram_buckets < 1 or self.mcv_count < 0:
+            raise ValueError("sample_rows and mcv_count must be >= 0, histogram_buckets >= 1")
+
+    def describe(self) -> dict[str, Any]:
+        if self.table is not None:
+            return {"table": self.table}
+        return {"path": self.path, "format": self.format}
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeResult:
+    """The job's output: ``stats`` is JSON-able (wire catalog shape plus metadata); ``sample`` an Arrow table."""
+
+    stats: dict[str, Any]
+    sample: pa.Table
+
+
+def spark_session(master: str, app_name: str = "pushdown-analyze") -> SparkSession:
+    """A session for ``master``: ``local[*]``, any cluster master URL, or Spark Connect (``sc://host:port``)."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if master.startswith("sc://"):
+        return builder.remote(master).getOrCreate()
+    spark = builder.master(master).config("spark.ui.showConsoleProgress", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")  # the job reports its own progress; failures still raise
+    return spark
+
+
+class _Progress:
+    """Turns stage boundaries into (stage, rows, percent) reports and runs the stage hook."""
+
+    def __init__(self, report: ProgressFn | None, hook: StageHook | None) -> None:
+        self._report = report
+        self._hook = hook
+        self._total = sum(weight for _, weight in STAGES)
+        self.rows = 0
+
+    def start(self, stage: str) -> None:
+        done = 0.0
+        for name, weight in STAGES:
+            if name == stage:
+                break
+            done += weight
+        if self._hook is not None:
+            self._hook(stage)
+        if self._report is not None:
+            self._report(stage, self.rows, round(100 * done / self._total, 1))
+
+    def finish(self) -> None:
+        if self._report is not None:
+            self._report("done", self.rows, 100.0)
+
+
+# ---------------------------------------------------------------- JSON values
+
+
+def json_value(value: Any) -> Any:
+    """A statistic as the wire carries it: dates and timestamps as ISO strings, decimals as floats.
+
+    Values JSON cannot carry faithfully (NaN, infinities, bytes) become ``None``: unknown, never wrong.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, decimal.Decimal):
+        return json_value(float(value))
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None).isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if hasattr(value, "item"):  # numpy scalars
+        return json_value(value.item())
+    return None
+
+
+def _from_string(text: str, spark_type: str) -> Any:
+    """Undo the cast to string the MCV shuffle groups by."""
+    if spark_type in ("tinyint", "smallint", "int", "bigint"):
+        return int(text)
+    if spark_type in ("float", "double") or spark_type.startswith("decimal"):
+        return json_value(float(text))
+    if spark_type == "boolean":
+        return text == "true"
+    return text
+
+
+# ---------------------------------------------------------------- the job
+
+
+def _col(name: str) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _kind(spark_type: str) -> str:
+    base = spark_type.split("(")[0]
+    if base in _ORDERED:
+        return "ordered"
+    if base in _SCALAR:
+        return "scalar"
+    return "other"
+
+
+def read_source(spark: SparkSession, request: AnalyzeRequest) -> DataFrame:
+    """The table as a DataFrame, with the format's default reader options under the caller's."""
+    if request.table is not None:
+        return spark.table(request.table)
+    options = {**DEFAULT_READER_OPTIONS.get(request.format, {}), **request.reader_options}
+    return spark.read.format(request.format).options(**options).load(request.path)
+
+
+def run_analyze(
+    spark: SparkSession,
+    request: AnalyzeRequest,
+    progress: ProgressFn | None = None,
+    hook: StageHook | None = None,
+) -> AnalyzeResult:
+    """Compute everything ``AnalyzeResult`` holds; the ``write`` and ``commit`` stages are the store's."""
+    return _run(spark, request, _Progress(progress, hook))
+
+
+def _run(spark: SparkSession, request: AnalyzeRequest, progress: _Progress) -> AnalyzeResult:
+    started = time.monotonic()
+    progress.start("read")
+    df = read_source(spark, request)
+    spark_types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    kinds = {name: _kind(typ) for name, typ in spark_types.items()}
+    # the wire has one timestamp type; a timestamp without time zone is compared the same way
+    columns = [{"name": n, "type": "timestamp" if t == "timestamp_ntz" else t} for n, t in spark_types.items()]
+
+    progress.start("statistics")
+    row_count, column_stats = _column_statistics(df, columns, kinds, request)
+    progress.rows = row_count
+
+    progress.start("mcv")
+    for name, mcv in _most_common_values(df, columns, column_stats, row_count, request).items():
+        column_stats[name]["mcv"] = mcv
+
+    progress.start("containers")
+    files, containers = _containers(df, request, columns, kinds)
+
+    progress.start("sample")
+    fraction = min(1.0, request.sample_rows / row_count) if row_count else 1.0
+    scalar = [c["name"] for c in columns if kinds[c["name"]] != "other"]
+    projected = df.select(*[_col(n) for n in scalar])
+    sampled = (
+        projected if fraction >= 1.0 else projected.sample(withReplacement=False, fraction=fraction, seed=request.seed)
+    )
+    sample = sampled.toArrow()
+
+    stats = {
+        "name": request.name,
+        "source": request.describe(),
+        "columns": columns,
+        "row_count": row_count,
+        "column_stats": column_stats,
+        "containers": containers,
+        "files": files,
+        "sample": {"rows": sample.num_rows, "fraction": fraction, "seed": request.seed, "target": request.sample_rows},
+        "analyzed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "duration_s": round(time.monotonic() - started, 3),
+        "spark_version": spark.version,
+    }
+    return AnalyzeResult(stats, sample)
+
+
+def _column_statistics(
+    df: DataFrame, columns: list[dict[str, str]], kinds: dict[str, str], request: AnalyzeRequest
+) -> tuple[int, dict[str, dict[str, Any]]]:
+    """One aggregate pass: row count, and per column non-null count, min, max, NDV and histogram."""
+    from pyspark.sql import functions as F
+
+    buckets = request.histogram_buckets
+    percentages = [i / buckets for i in range(buckets + 1)]
+    exprs: list[Column] = [F.count(F.lit(1)).alias("rows")]
+    for i, col in enumerate(columns):
+        name, kind = col["name"], kinds[col["name"]]
+        exprs.append(F.count(_col(name)).alias(f"nn{i}"))
+        if kind == "other":
+            continue
+        exprs += [
+            F.min(_col(name)).alias(f"min{i}"),
+            F.max(_col(name)).alias(f"max{i}"),
+            F.approx_count_distinct(_col(name), request.ndv_rsd).alias(f"ndv{i}"),
+        ]
+        if kind == "ordered":
+            exprs.append(F.percentile_approx(_col(name), percentages, 10_000).alias(f"hist{i}"))
+    row = df.agg(*exprs).collect()[0].asDict()
+    rows = int(row["rows"])
+    stats: dict[str, dict[str, Any]] = {}
+    for i, col in enumerate(columns):
+        non_null = int(row[f"nn{i}"])
+        entry: dict[str, Any] = {"null_count": rows - non_null}
+        if kinds[col["name"]] != "other":
+            entry["ndv"] = min(int(row[f"ndv{i}"]), non_null)
+            entry["min"] = json_value(row[f"min{i}"])
+            entry["max"] = json_value(row[f"max{i}"])
+            bounds = row.get(f"hist{i}")
+            if bounds:
+                values = [json_value(v) for v in bounds]
+                if None not in values:
+                    entry["histogram"] = values
+        stats[col["name"]] = entry
+    return rows, stats
+
+
+def _most_common_values(
+    df: DataFrame,
+    columns: list[dict[str, str]],
+    stats: dict[str, dict[str, Any]],
+    row_count: int,
+    request: AnalyzeRequest,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every column's top values in one shuffle: melt to (column, value as string), count, rank per column."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    wanted = []
+    for i, col in enumerate(columns):
+        entry = stats[col["name"]]
+        non_null = row_count - entry["null_count"]
+        if "ndv" in entry and non_null > 0 and entry["ndv"] < UNIQUE_NDV_RATIO * non_null:
+            wanted.append((i, col))
+    if not wanted or request.mcv_count == 0:
+        return {}
+    pairs = F.explode(
+        F.array(*[F.struct(F.lit(i).alias("c"), _col(col["name"]).cast("string").alias("v")) for i, col in wanted])
+    )
+    counts = df.select(pairs.alias("p")).select("p.c", "p.v").where(F.col("v").isNotNull()).groupBy("c", "v").count()
+    rank = F.row_number().over(Window.partitionBy("c").orderBy(F.desc("count"), F.asc("v")))
+    top = counts.withColumn("rank", rank).where(F.col("rank") <= request.mcv_count).collect()
+    by_index = {i: col for i, col in wanted}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in sorted(top, key=lambda r: (r["c"], r["rank"])):
+        col = by_index[row["c"]]
+        value = _from_string(row["v"], col["type"])
+        out.setdefault(col["name"], []).append({"value": value, "freq": row["count"] / row_count})
+    return out
+
+
+# ---------------------------------------------------------------- containers
+
+
+def _local_path(uri: str) -> Path | None:
+    parsed = urlparse(uri)
+    if parsed.scheme in ("", "file"):
+        return Path(unquote(parsed.path))
+    return None
+
+
+def _containers(
+    df: DataFrame, request: AnalyzeRequest, columns: list[dict[str, str]], kinds: dict[str, str]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(files, containers): per-file statistics, and the finest prunable unit (row groups for Parquet).
+
+    Parquet footers already hold row-group statistics, so reading them costs no scan; other formats (and
+    Parquet on remote storage) are grouped by file in one Spark pass.
+    """
+    names = [c["name"] for c in columns if kinds[c["name"]] != "other"]
+    try:
+        uris = df.inputFiles()
+    except Exception:  # a source with no files (a view, an in-memory table)
+        uris = []
+    local = [p for p in (_local_path(u) for u in uris) if p is not None]
+    parquet = request.format == "parquet" if request.table is None else all(p.suffix == ".parquet" for p in local)
+    if parquet and local and len(local) == len(uris):
+        try:
+            return _parquet_containers(local, names)
+        except (OSError, ValueError):  # not readable as Parquet after all: fall back to a Spark pass
+            pass
+    files = _spark_file_containers(df, names)
+    return files, files
+
+
+def _parquet_containers(paths: list[Path], names: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    import pyarrow.parquet as pq
+
+    wanted = set(names)
+    root = Path(_common_root(paths))
+    files, groups = [], []
+    for path in sorted(paths):
+        file_id = path.relative_to(root).as_posix() if path != root else path.name
+        meta = pq.ParquetFile(path).metadata
+        file_groups = []
+        for g in range(meta.num_row_groups):
+            rg = meta.row_group(g)
+            column_stats: dict[str, dict[str, Any]] = {}
+            for j in range(rg.num_columns):
+                chunk = rg.column(j)
+                if chunk.path_in_schema not in wanted:
+                    continue
+                st = chunk.statistics
+                entry: dict[str, Any] = {"min": None, "max": None, "null_count": None}
+                if st is not None:
+                    if st.has_min_max:
+                        entry["min"], entry["max"] = json_value(st.min), json_value(st.max)
+                    if st.has_null_count:
+                        entry["null_count"] = st.null_count
+                column_stats[chunk.path_in_schema] = entry
+            group = {
+                "id": f"{file_id}#rg{g}",
+                "kind": "row_group",
+                "file": file_id,
+                "row_count": rg.num_rows,
+                "column_stats": column_stats,
+            }
+            file_groups.append(group)
+        groups += file_groups
+        files.append(
+            {
+                "id": file_id,
+                "kind": "file",
+                "row_count": meta.num_rows,
+                "row_groups": len(file_groups),
+                "column_stats": _merge(file_groups, names),
+            }
+        )
+    return files, groups
+
+
+def _common_root(paths: list[Path]) -> str:
+    import os
+
+    if len(paths) == 1:
+        return str(paths[0].parent)
+    return os.path.commonpath([str(p) for p in paths])
+
+
+def _merge(groups: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
+    """A file's statistics from its row groups'; unknown in any group makes it unknown for the file."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        parts = [g["column_stats"].get(name) for g in groups]
+        if not parts or any(p is None for p in parts):
+            continue
+        entry: dict[str, Any] = {"min": None, "max": None, "null_count": None}
+        mins = [p["min"] for p in parts]
+        maxes = [p["max"] for p in parts]
+        nulls = [p["null_count"] for p in parts]
+        try:
+            if None not in mins and None not in maxes:
+                entry["min"], entry["max"] = min(mins), max(maxes)
+        except TypeError:  # mixed types across groups: leave unknown
+            pass
+        if None not in nulls:
+            entry["null_count"] = sum(nulls)
+        out[name] = entry
+    return out
+
+
+def _spark_file_containers(df: DataFrame, names: list[str]) -> list[dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    exprs = [F.count(F.lit(1)).alias("rows")]
+    for i, name in enumerate(names):
+        exprs += [
+            F.min(_col(name)).alias(f"min{i}"),
+            F.max(_col(name)).alias(f"max{i}"),
+            F.sum(F.when(_col(name).isNull(), 1).otherwise(0)).alias(f"nulls{i}"),
+        ]
+    try:
+        rows = df.groupBy(F.col("_metadata.file_path").alias("file")).agg(*exprs).collect()
+    except Exception:  # no file metadata for this source: no containers, not a failed job
+        return []
+    files = []
+    for row in sorted(rows, key=lambda r: r["file"]):
+        path = _local_path(row["file"])
+        file_id = path.name if path is not None else row["file"]
+        column_stats = {
+            name: {
+                "min": json_value(row[f"min{i}"]),
+                "max": json_value(row[f"max{i}"]),
+                "null_count": int(row[f"nulls{i}"]),
+            }
+            for i, name in enumerate(names)
+        }
+        files.append({"id": file_id, "kind": "file", "row_count": int(row["rows"]), "column_stats": column_stats})
+    return files
+
+
+# ---------------------------------------------------------------- job + store
+
+
+def analyze_and_store(
+    spark: SparkSession,
+    request: AnalyzeRequest,
+    store: StatisticsStore,
+    progress: ProgressFn | None = None,
+    hook: StageHook | None = None,
+) -> dict[str, Any]:
+    """Run the job and keep its result as the table's new current version; returns the stored summary.
+
+    The sample is written to a temporary file first and the version becomes current in one transaction
+    after that, so a job that fails or is killed at any point leaves the previous version current.
+    """
+    tracker = _Progress(progress, hook)
+    result = _run(spark, request, tracker)
+    tracker.start("write")
+    staged = store.stage_sample(request.name, result.sample)
+    tracker.start("commit")
+    version = store.commit(request.name, result.stats, staged)
+    tracker.finish()
+    return {
+        "table": request.name,
+        "version": version,
+        "row_count": result.stats["row_count"],
+        "sample_rows": result.sample.num_rows,
+        "duration_s": result.stats["duration_s"],
+    }
+
+
+class Analyzer:
+    """The analyze use case for the API and the command line: builds jobs over one store and Spark master.
+
+    The Spark session is made on first use (``spark_factory``), so a service that never analyzes never
+    starts a JVM; tests pass a factory that returns their shared session.
+    """
+
+    def __init__(self, store: StatisticsStore, spark_factory: Callable[[], SparkSession]) -> None:
+        self.store = store
+        self._spark_factory = spark_factory
+
+    def run(
+        self, request: AnalyzeRequest, progress: ProgressFn | None = None, hook: StageHook | None = None
+    ) -> dict[str, Any]:
+        return analyze_and_store(self._spark_factory(), request, self.store, progress, hook)
+
+    def job(self, request: AnalyzeRequest) -> Callable[[ProgressFn], dict[str, Any]]:
+        """The request as a ``service.jobs`` job body."""
+        return lambda progress: self.run(request, progress)

@@ -1,0 +1,110 @@
+"""Background jobs with state and progress, for work too long for a request (the analyze job).
+
+One worker thread runs jobs in submission order: Spark already uses every core
+for one job, and two analyze jobs of the same table must not race. Job state
+lives in memory, so it is per process and lost on restart; what a finished job
+produced is in the statistics store, which is durable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
+
+JobState = Literal["queued", "running", "succeeded", "failed"]
+#: Finished jobs remembered for ``GET /jobs/{id}``; the oldest are forgotten first.
+MAX_FINISHED_JOBS = 1000
+#: Longest error message a job reports; Spark's can carry a whole plan.
+MAX_ERROR_CHARS = 2000
+
+#: A job's body: gets a progress callback (stage, rows seen, percent) and returns a JSON-able result.
+JobFn = Callable[[Callable[[str, int, float], None]], dict[str, Any]]
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: str
+    kind: str
+    target: str
+    state: JobState = "queued"
+    stage: str | None = None
+    rows_seen: int = 0
+    percent: float = 0.0
+    error: str | None = None
+    result: dict[str, Any] | None = None
+    created_at: str = field(default_factory=_now)
+    started_at: str | None = None
+    finished_at: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def error_message(exc: BaseException) -> str:
+    """A failure as a person reads it: the message without any JVM or Python stack trace."""
+    text = str(exc).split("\n\nJVM stacktrace:")[0].strip() or type(exc).__name__
+    return text[:MAX_ERROR_CHARS]
+
+
+class JobRunner:
+    """Runs submitted jobs one at a time on a worker thread and keeps their state."""
+
+    def __init__(self) -> None:
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushdown-job")
+
+    def submit(self, kind: str, target: str, fn: JobFn) -> Job:
+        job = Job(id=uuid.uuid4().hex, kind=kind, target=target)
+        with self._lock:
+            self._jobs[job.id] = job
+            self._forget_old()
+        self._pool.submit(self._run, job.id, fn)
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def jobs(self) -> list[Job]:
+        with self._lock:
+            return list(self._jobs.values())
+
+    def shutdown(self, wait: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+
+    def _update(self, job_id: str, **changes: Any) -> None:
+        with self._lock:
+            self._jobs[job_id] = replace(self._jobs[job_id], **changes)
+
+    def _run(self, job_id: str, fn: JobFn) -> None:
+        self._update(job_id, state="running", started_at=_now())
+
+        def progress(stage: str, rows_seen: int, percent: float) -> None:
+            self._update(job_id, stage=stage, rows_seen=rows_seen, percent=percent)
+
+        try:
+            result = fn(progress)
+        except Exception as exc:
+            logger.exception("job %s failed", job_id)
+            self._update(job_id, state="failed", error=error_message(exc), finished_at=_now())
+        else:
+            self._update(job_id, state="succeeded", percent=100.0, result=result, finished_at=_now())
+
+    def _forget_old(self) -> None:
+        finished = [j.id for j in self._jobs.values() if j.state in ("succeeded", "failed")]
+        for job_id in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
+            del self._jobs[job_id]
