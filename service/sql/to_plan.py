@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
@@ -92,6 +93,16 @@ def _unsupported(what: str, node: exp.Expression | None = None) -> SqlError:
     return SqlError("unsupported", message, line, col, {"construct": what})
 
 
+@functools.lru_cache(maxsize=4096)
+def _known_type(typ: str) -> str:
+    """``typ`` when sqlglot can read it as a Spark type, else "unknown"; cached: catalogs repeat."""
+    try:
+        exp.DataType.build(typ, dialect="spark")
+    except (SqlglotError, ValueError):
+        return "unknown"
+    return typ
+
+
 class _Tables:
     """The wire catalog, looked up case-insensitively (Spark names are)."""
 
@@ -121,17 +132,7 @@ class _Tables:
 
     def schema(self) -> dict[str, dict[str, str]]:
         """The catalog as sqlglot's qualify wants it."""
-        out: dict[str, dict[str, str]] = {}
-        for _, (name, cols) in self.by_lower.items():
-            types: dict[str, str] = {}
-            for col, typ in cols:
-                try:
-                    exp.DataType.build(typ, dialect="spark")
-                    types[col] = typ
-                except (SqlglotError, ValueError):
-                    types[col] = "unknown"
-            out[name] = types
-        return out
+        return {name: {col: _known_type(typ) for col, typ in cols} for name, cols in self.by_lower.values()}
 
     def columns_of(self, names: Sequence[str]) -> list[str]:
         """``table.column`` for every column of the named tables (error detail)."""
