@@ -36,6 +36,9 @@ RESULTS = ROOT / "bench" / "results" / "optimize_latency.json"
 #: The bar from DEVELOPERS.md (2 cores), printed beside the figures measured here.
 REFERENCE_MS = {"datafusion": 1.6, "sqlglot": 20.0, "spark": 54.0}
 TARGET_PLAN_P50_MS = 1.0
+#: issue 3: SQL to SQL at least this many times faster than sqlglot's optimizer, within this factor of DataFusion
+TARGET_FASTER_THAN_SQLGLOT = 5.0
+TARGET_WITHIN_DATAFUSION = 2.0
 
 
 def load() -> tuple[dict[str, Any], dict[str, str], dict[str, Any]]:
@@ -228,6 +231,17 @@ def main() -> None:
         print(f"  {column:11} {medians[column] if medians[column] is not None else 'not run':>10}{extra}")
     if throughput is not None:
         print(f"  HTTP throughput, one client: {throughput} requests/s")
+    ratios: dict[str, float | None] = {"sqlglot_over_ours": None, "ours_over_datafusion": None}
+    if medians["sql"] and medians["sqlglot"]:
+        ratios["sqlglot_over_ours"] = round(medians["sqlglot"] / medians["sql"], 3)
+        verdict3 = "met" if ratios["sqlglot_over_ours"] >= TARGET_FASTER_THAN_SQLGLOT else "missed"
+        print(f"  SQL to SQL: {ratios['sqlglot_over_ours']}x faster than sqlglot's optimizer"
+              f" (target >= {TARGET_FASTER_THAN_SQLGLOT}x: {verdict3})")
+    if medians["sql"] and medians["datafusion"]:
+        ratios["ours_over_datafusion"] = round(medians["sql"] / medians["datafusion"], 3)
+        verdict3 = "met" if ratios["ours_over_datafusion"] <= TARGET_WITHIN_DATAFUSION else "missed"
+        print(f"  SQL to SQL: {ratios['ours_over_datafusion']}x DataFusion's time"
+              f" (target <= {TARGET_WITHIN_DATAFUSION}x: {verdict3})")
     worst_plan_p50 = max(r["plan"]["p50_ms"] for r in rows.values())
     verdict = "met" if worst_plan_p50 < TARGET_PLAN_P50_MS else "missed"
     print(f"  target: in-process p50 < {TARGET_PLAN_P50_MS} ms for every query: {verdict} (worst {worst_plan_p50} ms)")
@@ -237,6 +251,7 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
         "queries": rows, "median_p50_ms": medians, "http_requests_per_s": throughput,
         "reference_ms": REFERENCE_MS, "target_plan_p50_ms": TARGET_PLAN_P50_MS, "target": verdict,
+        "ratios": ratios,
     }, indent=2))
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 
