@@ -59,6 +59,7 @@ class StatColumn:
 
     column: str
     stat: str
+    temporal: bool = False
 
 
 class _Rewriter:
@@ -73,7 +74,7 @@ class _Rewriter:
         if key not in self._ids:
             cid = -(len(self._ids) + 1)
             self._ids[key] = cid
-            self.stats[cid] = StatColumn(name, stat)
+            self.stats[cid] = StatColumn(name, stat, _base_type(column.type) in _TEMPORAL)
         return Column(f"{column.name}_{stat}", self._ids[key], column.type)
 
     def some_not_null(self, column: Column) -> Expr:
@@ -181,6 +182,11 @@ class _Rewriter:
             if inner.fn == "between":
                 x, lo, hi = inner.args
                 return self.rewrite(Call("or", (Call("<", (x, lo)), Call(">", (x, hi)))))
+            if inner.fn == "in" and all(isinstance(a, Literal) for a in inner.args[1:]):
+                x, items = inner.args[0], inner.args[1:]
+                if any(isinstance(a, Literal) and a.value is None for a in items):
+                    return FALSE  # x NOT IN (..., NULL) is never true
+                return self.rewrite(Call("and", tuple(Call("!=", (x, v)) for v in items)))
         return TRUE
 
 
@@ -191,8 +197,11 @@ def _cast_literal(value: Any, target: str) -> Any:
             return int(float(value)) if isinstance(value, str) else int(value)
         if base in ("double", "float", "decimal"):
             return float(value)
-        if base in ("date", "timestamp") and isinstance(value, str):
-            return value if base == "timestamp" else value[:10]
+        if base == "timestamp" and isinstance(value, str):
+            return _comparable(value, temporal=True)
+        if base == "date" and isinstance(value, str):
+            day = _comparable(value, temporal=True)
+            return day[:10] + " 00:00:00.000000" if day else None
     except (TypeError, ValueError):
         return None
     return None
@@ -223,11 +232,44 @@ def _evaluate(expr: Expr) -> Expr:
     return transform(expr, step)
 
 
-def _comparable(value: Any) -> Any:
-    """Dates and timestamps compare as ISO strings; datetime objects become ISO strings."""
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()
+def _comparable(value: Any, temporal: bool = False) -> Any:
+    """Dates and timestamps as one fixed-width string, so that order is time order across both.
+
+    ``1995-01-01`` (a date) and ``1995-01-01 00:00:00`` (a timestamp) are the same instant but
+    compare unequal as text, and ``T`` sorts after a space: both become
+    ``1995-01-01 00:00:00.000000``. Strings are converted when ``temporal`` says the column is one.
+    """
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+    if isinstance(value, dt.date):
+        return value.strftime("%Y-%m-%d 00:00:00.000000")
+    if temporal and isinstance(value, str):
+        try:
+            return _comparable(dt.datetime.fromisoformat(value.strip()))
+        except ValueError:
+            return None  # an unreadable bound proves nothing
     return value
+
+
+def _temporal_literals(expr: Expr) -> Expr:
+    """Date and timestamp literals (and string literals compared with such columns) in canonical form."""
+    from costmodel.expr import transform
+
+    def step(node: Expr) -> Expr | None:
+        if isinstance(node, Literal) and isinstance(node.value, str) and node.type in _TEMPORAL:
+            return Literal(_comparable(node.value, temporal=True), node.type)
+        if isinstance(node, Call) and node.fn in ("=", "!=", "<", "<=", ">", ">=", "in", "between"):
+            temporal = any(_base_type(a.type) in _TEMPORAL for a in node.args if isinstance(a, (Column, Literal)))
+            if temporal:
+                args = tuple(
+                    Literal(_comparable(a.value, temporal=True), "timestamp")
+                    if isinstance(a, Literal) and isinstance(a.value, str) else a
+                    for a in node.args
+                )
+                return Call(node.fn, args, node.distinct, node.type, node.name, node.cost, node.deterministic)
+        return None
+
+    return transform(expr, step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,8 +305,9 @@ def _guarantee_prunes(expr: Expr, names: Mapping[int, str], container: Container
         stats = container.column_stats.get(names.get(column.cid, ""))
         if stats is None or stats.values is None:
             continue
-        present = {_comparable(v) for v in stats.values}
-        values = {_comparable(v) for v in wanted if v is not None}
+        temporal = _base_type(column.type) in _TEMPORAL
+        present = {_comparable(v, temporal) for v in stats.values}
+        values = {_comparable(v, temporal) for v in wanted if v is not None}
         if not is_not and not present & values:
             return f"{column.name} holds none of {sorted(values, key=repr)}"
         if is_not and present <= values and None not in wanted:
@@ -277,6 +320,7 @@ def _guarantee_prunes(expr: Expr, names: Mapping[int, str], container: Container
 def prune(predicates: list[Expr], containers: tuple[Container, ...], names: Mapping[int, str]) -> PruningResult:
     """Which containers may hold a row where every predicate is true; ``names`` maps cid to column name."""
     rewriter = _Rewriter(names)
+    predicates = [_temporal_literals(p) for p in predicates]
     rewritten = rewriter.rewrite(and_(predicates)) if predicates else TRUE
     kept: list[str] = []
     pruned: list[str] = []
@@ -305,4 +349,4 @@ def _stat_value(container: Container, stat: StatColumn) -> Any:
         return container.row_count
     if stats is None:
         return None
-    return _comparable(getattr(stats, stat.stat))
+    return _comparable(getattr(stats, stat.stat), stat.temporal)

@@ -203,3 +203,45 @@ def test_every_simple_predicate_on_fixed_containers_keeps_each_matching_containe
     # and pruning does happen: min/max alone exclude a good share of the (predicate, container) pairs
     pruned = sum(len(prune([p], containers, NAMES).pruned) for p in exhaustive_atoms())
     assert pruned > 300
+
+
+# ------------------------------------------------------------------ regressions found by bench/pruning.py
+
+def _bound(predicate):
+    from costmodel import catalog_from_wire, plan_from_wire
+
+    cat = catalog_from_wire({"tables": {"t": {"columns": [
+        {"name": "d", "type": "date"}, {"name": "ts", "type": "timestamp"}, {"name": "s", "type": "string"}]}}})
+    plan = plan_from_wire({"op": "filter", "predicate": predicate, "input": {"op": "scan", "table": "t"}}, cat)
+    return plan.predicate, {f.cid: f.name for f in plan.input.fields}
+
+
+MIDNIGHT = {"lit": "1995-01-01 00:00:00", "type": "timestamp"}
+DAYS = Container("c", 2, {"d": ColumnStats(min="1994-12-31", max="1995-01-01", null_count=0)})
+
+
+@pytest.mark.parametrize("predicate", [
+    {"fn": ">=", "args": [{"col": "d"}, MIDNIGHT]},
+    {"fn": "=", "args": [{"fn": "cast", "args": [{"col": "d"}], "type": "timestamp"}, MIDNIGHT]},
+    {"fn": "in", "args": [{"col": "d"}, MIDNIGHT]},
+])
+def test_a_date_column_against_a_timestamp_literal_keeps_the_day_it_holds(predicate):
+    bound, names = _bound(predicate)
+    assert prune([bound], (DAYS,), names).kept == ("c",)
+
+
+def test_timestamp_statistics_as_datetime_objects_compare_in_time_order():
+    import datetime as dt
+
+    stats = Container("c", 2, {"ts": ColumnStats(min=dt.datetime(1995, 1, 1, 0), max=dt.datetime(1995, 1, 1, 6))})
+    bound, names = _bound({"fn": "<", "args": [{"col": "ts"}, {"lit": "1995-01-01 12:00:00", "type": "timestamp"}]})
+    assert prune([bound], (stats,), names).kept == ("c",)
+
+
+def test_not_in_prunes_a_container_holding_only_listed_values():
+    only_air = Container("c", 2, {"s": ColumnStats(min="AIR", max="AIR", null_count=0)})
+    listed = {"fn": "in", "args": [{"col": "s"}, {"lit": "AIR"}, {"lit": "MAIL"}]}
+    bound, names = _bound({"fn": "not", "args": [listed]})
+    assert prune([bound], (only_air,), names).pruned == ("c",)
+    mixed = Container("m", 2, {"s": ColumnStats(min="AIR", max="RAIL", null_count=0)})
+    assert prune([bound], (mixed,), names).kept == ("m",)
