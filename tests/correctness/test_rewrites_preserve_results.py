@@ -15,6 +15,7 @@ import pytest
 from costmodel import optimize_wire
 from service.sql import plan_to_sql
 from tests.correctness.plangen import TABLES, PlanGenerator, catalog, make_rows
+from tests.correctness.shrink import save_regression, shrink
 
 PLANS = 300
 
@@ -38,18 +39,26 @@ def _multiset(con: duckdb.DuckDBPyConnection, plan: dict[str, Any], cat: dict[st
 def world():
     rng = random.Random(20261122)
     rows = {name: make_rows(rng, name, 30) for name in TABLES}
-    return _load(rows), catalog(rows)
+    return _load(rows), catalog(rows), rows
 
 
 @pytest.mark.parametrize("seed", range(PLANS))
 def test_rewritten_plan_returns_the_same_rows(world, seed):
-    con, cat = world
+    con, cat, rows = world
     plan = PlanGenerator(random.Random(seed)).query()
     expected = _multiset(con, plan, cat)
     for mode in ("always", "cost"):
         result = optimize_wire(plan, cat, {"mode": mode})
         got = _multiset(con, result["plan"], cat)
-        assert got == expected, (
-            f"mode={mode} changed the result\n--- before\n{result['explain']['before']}\n"
-            f"--- after\n{result['explain']['after']}\nrewrites={result['rewrites']}"
-        )
+        if got != expected:
+            def fails(candidate, mode=mode):
+                before = _multiset(con, candidate, cat)
+                return _multiset(con, optimize_wire(candidate, cat, {"mode": mode})["plan"], cat) != before
+
+            small = shrink(plan, cat, fails)
+            saved = save_regression(small, {"rows": rows}, f"seed {seed}, mode {mode}")
+            shrunk = optimize_wire(small, cat, {"mode": mode})
+            pytest.fail(
+                f"mode={mode} changed the result; shrunk case saved to {saved}\n--- before\n"
+                f"{shrunk['explain']['before']}\n--- after\n{shrunk['explain']['after']}\nrewrites={shrunk['rewrites']}"
+            )
