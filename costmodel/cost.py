@@ -175,6 +175,10 @@ class CostModel:
         start = rows
         for pred in predicates:
             _, s, cost, cids = self._predicate_facts(pred)
+            equal = _column_equality(pred)
+            if equal is not None and equal[0] in ndv and equal[1] in ndv:
+                # l.k = r.k costs the same whether a filter or a join key: 1 / max(NDV) at this point
+                s = 1.0 / max(ndv[equal[0]], ndv[equal[1]], 1.0)
             k += cost * surviving
             surviving *= s
             rows *= s
@@ -405,6 +409,14 @@ class CostModel:
             if value > out:
                 ndv[cid] = out
         return self._make(node, inputs, out, self.options.k("join"), ndv, extra)
+
+
+def _column_equality(pred: Expr) -> tuple[int, int] | None:
+    if isinstance(pred, Call) and pred.fn == "=" and len(pred.args) == 2:
+        a, b = pred.args
+        if isinstance(a, Column) and isinstance(b, Column) and a.cid != b.cid:
+            return a.cid, b.cid
+    return None
 
 
 def split_join_condition(node: Join, left_cids: set[int]) -> tuple[list[tuple[Expr, Expr]], list[Expr]]:

@@ -320,4 +320,19 @@ def place(
                 cut = []
         current = materializer.move(current, pred.index, pred.cut, cut)
         pred.cut = cut
+    if mode == "cost" and fallback_from is None:
+        # a second look for predicates that stopped above a legal position: decided before the predicates
+        # placed after them, they may find going lower pays now
+        for pred in preds:
+            if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
+                continue
+            start, where = current, pred.cut
+
+            def cost_again(cut: list[Position], start: Built = start, where: list[Position] = where,
+                           index: int = pred.index) -> float:
+                return total(materializer.move(start, index, where, cut).root)
+
+            cut, _ = best_cut(pred, cost_again, free_pass)
+            current = materializer.move(current, pred.index, pred.cut, cut)
+            pred.cut = cut
     return absent_costs, fallback_from

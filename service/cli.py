@@ -58,8 +58,8 @@ def optimize(
     catalog: Annotated[
         Path | None, typer.Option(help="Catalog JSON (tables, columns, statistics); required for SQL input.")
     ] = None,
-    dialect: Annotated[str | None, typer.Option(help="SQL dialect of query and output [default: spark]")] = None,
-    mode: Annotated[str | None, typer.Option(help="cost | always | never [default: cost]")] = None,
+    dialect: Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")] = None,
+    mode: Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")] = False,
 ) -> None:
     """Optimize one request or query and print the explain, cost tables and decision log (and the SQL after)."""

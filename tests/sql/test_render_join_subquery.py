@@ -94,14 +94,28 @@ def test_outer_join_conditions_keep_their_subquery() -> None:
     con.close()
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not java_available(), reason="no Java runtime: local Spark cannot start")
-@pytest.mark.parametrize(("sql", "reference"), CASES.values(), ids=CASES.keys())
-def test_spark_runs_the_rendering(sql: str, reference: str) -> None:
-    spark = get_spark()
+def _sql_literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    return "'" + value.replace("'", "''") + "'" if isinstance(value, str) else repr(value)
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    """The run's shared session with t, u and v as views over VALUES (no Python workers needed)."""
+    if not java_available():
+        pytest.skip("no Java runtime: local Spark cannot start")
+    session = get_spark()
     for name in ("t", "u", "v"):
-        cols = [c["name"] for c in CATALOG["tables"][name]["columns"]]
-        spark.createDataFrame(ROWS[name], cols).createOrReplaceTempView(name)
+        cols = ", ".join(c["name"] for c in CATALOG["tables"][name]["columns"])
+        values = ", ".join("(" + ", ".join(map(_sql_literal, row)) + ")" for row in ROWS[name])
+        session.sql(f"CREATE OR REPLACE TEMPORARY VIEW {name} AS SELECT * FROM VALUES {values} AS {name}({cols})")
+    return session
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sql", "reference"), CASES.values(), ids=CASES.keys())
+def test_spark_runs_the_rendering(spark: Any, sql: str, reference: str) -> None:
     con = connect()
     expected = rows(con, reference)
     con.close()
