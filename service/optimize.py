@@ -79,7 +79,9 @@ class OptimizeService:
             response = engine(plan, request.catalog, request.options)
             response["sql"] = plan_to_sql(response["plan"], request.dialect)
         except SqlError as exc:
-            detail = {"line": exc.line, "column": exc.column, **exc.detail}
+            # line and column say where in the SQL; an unknown column's own name moves to "name"
+            detail = {("name" if key == "column" else key): value for key, value in exc.detail.items()}
+            detail.update(line=exc.line, column=exc.column)
             raise InputError(exc.code, exc.message, "$.sql", detail) from exc
         return response
 

@@ -71,3 +71,12 @@ def test_sql_naming_an_unknown_table_lists_the_known_ones(client: httpx.Client) 
     assert body["error"] == "unknown_table"
     assert set(body["detail"]["available"]) >= {"cities", "states"}
     assert client.get("/healthz").status_code == 200
+
+
+def test_unknown_column_in_sql_keeps_its_position_and_names_the_column(client: httpx.Client) -> None:
+    response = client.post("/optimize", json={"sql": "SELECT id FROM cities\nWHERE zzz > 1",
+                                              "catalog": CITIES_AND_STATES})
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert detail["name"] == "zzz" and detail["line"] == 2 and isinstance(detail["column"], int)
+    assert "cities.name" in detail["available"]
