@@ -15,7 +15,19 @@ never-true one (``1 = 0``, ``a = NULL``) becomes FALSE: an empty result.
 
 from __future__ import annotations
 
-from costmodel.expr import FALSE, Expr, can_raise, conjuncts, has_aggregate_or_window, is_deterministic
+from costmodel.expr import (
+    FALSE,
+    Column,
+    Expr,
+    and_,
+    can_raise,
+    conjuncts,
+    disjuncts,
+    has_aggregate_or_window,
+    is_deterministic,
+    or_,
+    transform,
+)
 from costmodel.fold import Truth, constant_truth
 
 
@@ -31,9 +43,35 @@ def fold_conjunct(part: Expr) -> Expr | None:
     return part
 
 
+def _shape(expr: Expr) -> Expr:
+    """``expr`` with column spellings erased: two references to one column compare equal."""
+    return transform(expr, lambda node: Column("", node.cid) if isinstance(node, Column) else None)
+
+
+def factor_common_conjuncts(predicate: Expr) -> list[Expr]:
+    """``(a AND b) OR (a AND c)`` as ``[a, b OR c]``: a conjunct every branch of an OR shares stands alone.
+
+    Distributivity holds in SQL's three-valued logic as in two-valued logic, so the rows kept are the
+    same; the shared conjunct can then move on its own (TPC-H Q19's ``p_partkey = l_partkey`` becomes
+    a join key).
+    """
+    branches = disjuncts(predicate)
+    if len(branches) < 2 or not is_deterministic(predicate) or can_raise(predicate):
+        return [predicate]
+    parts = [conjuncts(branch) for branch in branches]
+    common = [c for c in parts[0] if all(any(_shape(c) == _shape(o) for o in other) for other in parts[1:])]
+    if not common:
+        return [predicate]
+    keys = {_shape(c) for c in common}
+    rest = [[c for c in branch if _shape(c) not in keys] for branch in parts]
+    if any(not branch for branch in rest):
+        return common  # one branch is exactly the common part: the OR adds nothing
+    return [*common, or_([and_(branch) for branch in rest])]
+
+
 def classify_conjuncts(predicate: Expr) -> list[tuple[Expr, str | None]]:
     """Each conjunct with ``None`` when it may move alone, else the reason it stays."""
-    parts = conjuncts(predicate)
+    parts = [factored for part in conjuncts(predicate) for factored in factor_common_conjuncts(part)]
     if any(has_aggregate_or_window(p) for p in parts):
         return [(p, "aggregate_in_predicate") for p in parts]
     out: list[tuple[Expr, str | None]] = []

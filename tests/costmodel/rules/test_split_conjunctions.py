@@ -9,6 +9,7 @@ from tests.costmodel.dsl import (
     filter_,
     join,
     lit,
+    or_,
     run,
     scan,
     table,
@@ -111,4 +112,17 @@ def test_a_cast_of_a_computed_string_can_raise_and_stays_behind_its_guard():
     assert after(run(plan, tables, mode="always")) == tree("""
         Filter: CAST(concat(s, '1') AS int) > 3
           TableScan: t filters=[a > 0]
+    """)
+
+
+def test_a_conjunct_shared_by_every_branch_of_an_or_stands_alone():
+    """TPC-H Q19: the join key repeated in each branch becomes the join's key."""
+    tables = {"l": table(["pk", "q"], rows=6000), "p": table(["pk", "brand"], rows=200)}
+    branch = lambda brand, low: and_(c("p.pk") == c("l.pk"), c("p.brand") == brand, c("l.q") >= low)  # noqa: E731
+    plan = filter_(join(scan("l"), scan("p"), type="cross"), or_(branch("b12", 1), branch("b23", 10)))
+    assert after(run(plan, tables, mode="always")) == tree("""
+        Filter: p.brand = 'b12' AND l.q >= 1 OR p.brand = 'b23' AND l.q >= 10
+          Inner Join: p.pk = l.pk
+            TableScan: l filters=[l.q >= 1 OR l.q >= 10]
+            TableScan: p filters=[p.brand IN ('b12', 'b23')]
     """)
