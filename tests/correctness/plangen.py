@@ -30,7 +30,8 @@ def make_rows(rng: random.Random, table: str, count: int) -> list[tuple[Any, ...
                 # skew: a third of the values are 1
                 row.append(1 if rng.random() < 0.33 else rng.randint(-2, 8))
             else:
-                row.append(rng.choice(["Alpha", "Avon", "Beta", "Boston", "Ceres", "alpha"]))
+                # some strings are numbers: CAST(s AS INT) works on those and raises on the rest
+                row.append(rng.choice(["Alpha", "Avon", "Beta", "Boston", "Ceres", "alpha", "12", "7"]))
         rows.append(tuple(row))
     # duplicates
     rows.extend(rng.sample(rows, count // 5))
@@ -122,7 +123,8 @@ class PlanGenerator:
         if depth <= 0:
             return self.scan()
         kind = self.rng.choice(
-            ["filter", "filter", "join", "join", "project", "aggregate", "union", "window", "topn", "distinct", "scan"]
+            ["filter", "filter", "join", "join", "project", "aggregate", "union", "window", "topn", "distinct", "scan",
+             "guarded"]
         )
         if kind == "scan":
             return self.scan()
@@ -131,6 +133,16 @@ class PlanGenerator:
         child = self.relation(depth - 1)
         if kind == "filter":
             return Rel({"op": "filter", "predicate": self.predicate(child), "input": child.plan}, child.columns)
+        if kind == "guarded":
+            # a cast that raises on most strings, above the filter that keeps only numeric ones: moving the
+            # cast below its guard makes the rewritten plan fail where the original does not
+            s = self.col(child, "string")
+            if s is None:
+                return child
+            guard = {"fn": "in", "args": [s, {"lit": "12", "type": "string"}, {"lit": "7", "type": "string"}]}
+            cast = {"fn": ">", "args": [{"fn": "cast", "args": [s], "type": "int"}, self.int_lit()]}
+            guarded = {"op": "filter", "predicate": guard, "input": child.plan}
+            return Rel({"op": "filter", "predicate": cast, "input": guarded}, child.columns)
         if kind == "project":
             exprs, names = [], []
             for i, (col, typ) in enumerate(child.columns):
