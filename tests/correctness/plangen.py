@@ -136,10 +136,22 @@ class PlanGenerator:
         if kind == "guarded":
             # a cast that raises on most strings, above the filter that keeps only numeric ones: moving the
             # cast below its guard makes the rewritten plan fail where the original does not
+            other_input = self.scan()
+            lk, rk = self.col(child, "int"), self.col(other_input, "int")
+            if lk is not None and rk is not None:
+                child = Rel({"op": "join", "type": "inner", "on": {"fn": "=", "args": [lk, rk]},
+                             "left": child.plan, "right": other_input.plan}, child.columns + other_input.columns)
             s = self.col(child, "string")
             if s is None:
                 return child
-            guard = {"fn": "in", "args": [s, {"lit": "12", "type": "string"}, {"lit": "7", "type": "string"}]}
+            numeric = {"fn": "in", "args": [s, {"lit": "12", "type": "string"}, {"lit": "7", "type": "string"}]}
+            guard = numeric
+            others = [c for c, _ in child.columns if c.split(".")[0] != s["col"].split(".")[0]]
+            if others:
+                # the same test, written so it reads another input too: it stays above a join while the cast,
+                # reading one input, could go below it and meet the rows the guard removes
+                other = {"col": self.rng.choice(others)}
+                guard = {"fn": "case", "args": [{"fn": "is_null", "args": [other]}, numeric, numeric]}
             cast = {"fn": ">", "args": [{"fn": "cast", "args": [s], "type": "int"}, self.int_lit()]}
             guarded = {"op": "filter", "predicate": guard, "input": child.plan}
             return Rel({"op": "filter", "predicate": cast, "input": guarded}, child.columns)
