@@ -10,6 +10,7 @@ from fastapi.openapi.utils import get_openapi
 
 from api import routes, tables
 from api.errors import install_error_handling
+from api.history import install_history
 from api.models import OptimizeRequest
 from service import __version__
 from service.analyze import Analyzer, spark_session
@@ -47,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes.open_router)
     app.include_router(routes.router)
     app.include_router(tables.router)
+    install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -12,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from api.models import parse_optimize_request
 from service.analyze import Analyzer
 from service.errors import InputError
+from service.history import HistoryRecorder
 from service.jobs import JobRunner
 from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
@@ -47,6 +48,14 @@ AnalyzerDep = Annotated[Analyzer, Depends(get_analyzer)]
 JobsDep = Annotated[JobRunner, Depends(get_jobs)]
 
 
+def get_history(request: Request) -> HistoryRecorder:
+    """The optimization history recorder (its ``store`` is None when recording is off)."""
+    return request.app.state.history
+
+
+HistoryDep = Annotated[HistoryRecorder, Depends(get_history)]
+
+
 async def require_token(
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
@@ -76,4 +85,5 @@ async def read_body(request: Request, limit: int) -> bytes:
 async def optimize_input(request: Request, settings: SettingsDep) -> OptimizeInput:
     """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop."""
     raw = await read_body(request, settings.max_body_bytes)
+    request.state.raw_body = raw  # the request as sent, for the optimization history
     return await run_in_threadpool(parse_optimize_request, raw, settings.max_json_depth)

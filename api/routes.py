@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
@@ -9,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from api.deps import OptimizerDep, optimize_input, require_token
+from api.deps import HistoryDep, OptimizerDep, optimize_input, require_token
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
 from service.optimize import OptimizeInput
@@ -45,9 +46,20 @@ async def healthz() -> dict[str, str]:
     responses={200: {"model": OptimizeResponse, "description": "Decisions, costs and the rewritten plan."}, **_ERRORS},
     openapi_extra=_REQUEST_BODY,
 )
-async def optimize(body: Annotated[OptimizeInput, Depends(optimize_input)], optimizer: OptimizerDep) -> JSONResponse:
+async def optimize(
+    request: Request,
+    body: Annotated[OptimizeInput, Depends(optimize_input)],
+    optimizer: OptimizerDep,
+    history: HistoryDep,
+) -> JSONResponse:
+    started = time.perf_counter()
     # The engine is CPU-bound: run it off the event loop so /healthz keeps answering.
-    return JSONResponse(await run_in_threadpool(optimizer.optimize, body))
+    answer = await run_in_threadpool(optimizer.optimize, body)
+    response = JSONResponse(answer)
+    # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    return response
 
 
 @router.get("/openapi.json", include_in_schema=False)

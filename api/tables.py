@@ -91,7 +91,7 @@ class JobStatus(BaseModel):
     kind: str
     target: str
     state: Literal["queued", "running", "succeeded", "failed"]
-    stage: str | None = Field(description="read, statistics, mcv, containers, sample, write, commit, done.")
+    stage: str | None = Field(description="read, statistics, sample, mcv, containers, write, commit, done.")
     rows_seen: int
     percent: float
     error: str | None = Field(description="Why the job failed (no stack trace).")

@@ -61,6 +61,7 @@ def campaign(engine: str, count: int, seed: int) -> dict[str, Any]:
         from tests.spark_session import get_spark
 
         spark = get_spark()
+        spark.conf.set("spark.sql.ansi.enabled", "false")  # see tests/correctness/test_spark_differential.py
         for name, columns in TABLES.items():
             schema = StructType([StructField(c, IntegerType() if t == "int" else StringType()) for c, t in columns])
             spark.createDataFrame(rows[name], schema).createOrReplaceTempView(name)

@@ -79,7 +79,14 @@ def optimize(
     else:
         raw = _sql_request(source[0], catalog, dialect, mode)
     try:
-        response = OptimizeService().optimize(parse_optimize_request(raw, settings.max_json_depth))
+        from service.statistics import StatisticsStore  # a catalog may name tables analyzed before
+
+        try:
+            store: StatisticsStore | None = StatisticsStore.from_settings(settings)
+        except ValueError:  # a store the command line cannot open: requests that name no table still work
+            store = None
+        service = OptimizeService(store)
+        response = service.optimize(parse_optimize_request(raw, settings.max_json_depth))
     except (InputError, PlanError) as exc:
         line, column = _sql_position(exc)
         if text is not None and line is not None:
@@ -261,8 +268,13 @@ def analyze(
     except ValueError as exc:
         _fail(str(exc), "--format" if "format" in str(exc) else "$")
     err = Console(stderr=True)
-    columns = (TextColumn("{task.description:<11}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
-               TextColumn("{task.fields[rows]:>12,} rows"), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description:<11}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f}%"),
+        TextColumn("{task.fields[rows]:>12,} rows"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=err, transient=not as_json) as bar:
         task = bar.add_task("starting", total=100, rows=0)
 
@@ -279,9 +291,11 @@ def analyze(
         return
     stored = store.get(name, summary["version"])
     stats = stored.stats if stored is not None else {}
-    table = Table(title=f"{name} v{summary['version']}: {summary['row_count']:,} rows, "
-                  f"{summary['sample_rows']:,} sampled, {len(stats.get('containers', []))} containers, "
-                  f"{summary['duration_s']:.1f} s")
+    table = Table(
+        title=f"{name} v{summary['version']}: {summary['row_count']:,} rows, "
+        f"{summary['sample_rows']:,} sampled, {len(stats.get('containers', []))} containers, "
+        f"{summary['duration_s']:.1f} s"
+    )
     for header in ("column", "type", "nulls", "ndv", "min", "max"):
         table.add_column(header)
     for col in stats.get("columns", []):

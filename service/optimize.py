@@ -62,8 +62,9 @@ class OptimizeService:
             response = engine(request.plan, request.catalog, request.options)
         return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
 
-    def _optimize_sql(self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
-                      ) -> dict[str, Any]:
+    def _optimize_sql(
+        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
+    ) -> dict[str, Any]:
         try:  # imported here: SQL support is optional and may not be installed
             from service.sql import plan_to_sql, sql_to_plan
             from service.sql.errors import SqlError
@@ -85,8 +86,9 @@ class OptimizeService:
             raise InputError(exc.code, exc.message, "$.sql", detail) from exc
         return response
 
-    def _optimize_substrait(self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
-                            ) -> dict[str, Any]:
+    def _optimize_substrait(
+        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
+    ) -> dict[str, Any]:
         """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
         from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
 

@@ -41,6 +41,10 @@ class Settings(BaseSettings):
     analyze_histogram_buckets: int = Field(default=100, ge=1, le=10_000, description="Equi-depth histogram buckets.")
     analyze_mcv_count: int = Field(default=20, ge=0, le=1000, description="Most common values kept per column.")
     analyze_seed: int = Field(default=42, description="Seed of the sample, so re-analyzing unchanged data repeats it.")
+    history_enabled: bool = Field(default=True, description="Record every /optimize answer for the dashboard.")
+    history_queue_size: int = Field(
+        default=10_000, ge=1, description="Answers waiting to be recorded; more are dropped (logged and counted)."
+    )
 
     @field_validator("api_token")
     @classmethod

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,7 +22,11 @@ from service.settings import Settings
 
 def _make_settings(**overrides: Any) -> Settings:
     """Settings that do not depend on the developer's PUSHDOWN_* environment."""
-    values: dict[str, Any] = {"api_token": None, "max_body_bytes": 10 * 1024 * 1024, "max_json_depth": 2500}
+    values: dict[str, Any] = {
+        "api_token": None, "max_body_bytes": 10 * 1024 * 1024, "max_json_depth": 2500,
+        # history and statistics go to a directory of the test run, never the developer's ./data
+        "data_dir": Path(tempfile.mkdtemp(prefix="pushdown-test-data-")),
+    }
     return Settings(**{**values, **overrides})
 
 

@@ -112,7 +112,7 @@ class _Tables:
         if catalog is None:
             return
         if not isinstance(catalog, dict) or not isinstance(catalog.get("tables", {}), dict):
-            raise SqlError("invalid_catalog", "catalog must be {\"tables\": {name: {\"columns\": [...]}}}")
+            raise SqlError("invalid_catalog", 'catalog must be {"tables": {name: {"columns": [...]}}}')
         for name, raw in (catalog.get("tables") or {}).items():
             cols: list[tuple[str, str]] = []
             for col in (raw or {}).get("columns", []) if isinstance(raw, dict) else []:
@@ -450,9 +450,11 @@ class _Builder:
             if src.args.get("joins") or src.args.get("pivots"):
                 raise _unsupported("parenthesised join in FROM", src)
             inner = self.query(src.this, ctes)
-            inner = self._modifiers(src, inner, ctes) if src.this is not None and any(
-                src.args.get(k) for k in ("order", "limit", "offset")
-            ) else inner
+            inner = (
+                self._modifiers(src, inner, ctes)
+                if src.this is not None and any(src.args.get(k) for k in ("order", "limit", "offset"))
+                else inner
+            )
             return self._alias(src.alias_or_name, src.args.get("alias"), inner)
         raise _unsupported(f"{src.key.upper()} in FROM", src)
 
@@ -555,7 +557,7 @@ class _Builder:
 
         # -- aggregation
         aggs: list[exp.AggFunc] = []
-        for e in [*raws, *( [having.this] if having is not None else []), *(order_input_expr(o) for o in order_items)]:
+        for e in [*raws, *([having.this] if having is not None else []), *(order_input_expr(o) for o in order_items)]:
             for a in _aggregates_in(e):
                 if not any(a == seen for seen in aggs):
                     aggs.append(a)
@@ -973,9 +975,11 @@ class _Builder:
         if query is not None:
             target = e.this
             args = [sub(x) for x in target.expressions] if isinstance(target, exp.Tuple) else [sub(target)]
-            inner = query.this if isinstance(query, exp.Subquery) and not any(
-                query.args.get(k) for k in ("order", "limit", "offset")
-            ) else query
+            inner = (
+                query.this
+                if isinstance(query, exp.Subquery) and not any(query.args.get(k) for k in ("order", "limit", "offset"))
+                else query
+            )
             return {"subquery": self.query(inner, self.ctes), "kind": "in", "args": args}
         return {"fn": "in", "args": [sub(e.this), *[sub(v) for v in e.expressions]]}
 

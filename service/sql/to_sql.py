@@ -90,7 +90,18 @@ def _ident(name: str) -> exp.Identifier:
 
 
 _KEYWORDS = {k.upper() for k in sqlglot.tokens.Tokenizer.KEYWORDS} | {
-    "DATE", "TIMESTAMP", "ORDER", "GROUP", "USER", "VALUE", "YEAR", "MONTH", "DAY", "KEY", "TIME", "INTERVAL"
+    "DATE",
+    "TIMESTAMP",
+    "ORDER",
+    "GROUP",
+    "USER",
+    "VALUE",
+    "YEAR",
+    "MONTH",
+    "DAY",
+    "KEY",
+    "TIME",
+    "INTERVAL",
 }
 
 
@@ -549,9 +560,7 @@ class _Renderer:
         if block.stage != SETOP:
             self.dedupe_outputs(block)
         star = (
-            isinstance(query, exp.Select)
-            and len(query.expressions) == 1
-            and isinstance(query.expressions[0], exp.Star)
+            isinstance(query, exp.Select) and len(query.expressions) == 1 and isinstance(query.expressions[0], exp.Star)
         )
         quals = {c.qual for c in block.cols}
         name = alias

@@ -34,10 +34,27 @@ SUBSTRAIT_TO_WIRE_FN: dict[str, str] = {
 WIRE_TO_SUBSTRAIT_FN: dict[str, str] = {v: k for k, v in SUBSTRAIT_TO_WIRE_FN.items()}
 WIRE_TO_SUBSTRAIT_FN["<>"] = "not_equal"
 #: Functions whose result is a boolean, so the writer can state the output type.
-BOOLEAN_FNS = frozenset({
-    "=", "!=", "<>", "<", "<=", ">", ">=", "and", "or", "not", "like", "ilike", "rlike",
-    "is_null", "is_not_null", "in", "between",
-})
+BOOLEAN_FNS = frozenset(
+    {
+        "=",
+        "!=",
+        "<>",
+        "<",
+        "<=",
+        ">",
+        ">=",
+        "and",
+        "or",
+        "not",
+        "like",
+        "ilike",
+        "rlike",
+        "is_null",
+        "is_not_null",
+        "in",
+        "between",
+    }
+)
 
 # Substrait type kind -> wire type, for the kinds that carry no parameters.
 _SIMPLE_TYPES: dict[str, str] = {
@@ -180,8 +197,13 @@ def _normalize_aggregate(agg: dict[str, Any], path: str) -> bool:
             )
         refs = grouping.get("expressionReferences")
         if refs is not None:
-            if not isinstance(refs, list) or len(refs) != len(old) or any(
-                not isinstance(r, int) or not 0 <= r < len(top) or top[r] != e for r, e in zip(refs, old, strict=False)
+            if (
+                not isinstance(refs, list)
+                or len(refs) != len(old)
+                or any(
+                    not isinstance(r, int) or not 0 <= r < len(top) or top[r] != e
+                    for r, e in zip(refs, old, strict=False)
+                )
             ):
                 raise SubstraitError(
                     "inconsistent_grouping",
@@ -258,4 +280,3 @@ def validate(doc: Any, root: str = "$") -> tuple[dict[str, Any], bool]:
         reason = text.rsplit("Failed to parse ", 1)[-1].split("\n")[0]
         raise SubstraitError("invalid_substrait", reason, where) from None
     return json_format.MessageToDict(message), used_old
-

@@ -168,8 +168,10 @@ class Reader:
         for i, index in enumerate(mapping):
             if not 0 <= index < width:
                 raise SubstraitError(
-                    "invalid_reference", f"output mapping {index} is outside the {width} columns",
-                    f"{path}.outputMapping[{i}]", {"width": width},
+                    "invalid_reference",
+                    f"output mapping {index} is outside the {width} columns",
+                    f"{path}.outputMapping[{i}]",
+                    {"width": width},
                 )
         return mapping
 
@@ -180,8 +182,9 @@ class Reader:
         return {"op": "project", "id": self.node_id(), "exprs": exprs, "input": node}
 
     def _rel_read(self, body: dict[str, Any], path: str, nid: str) -> tuple[dict[str, Any], list[str]]:
-        check_keys(body, {"common", "baseSchema", "namedTable", "filter", "bestEffortFilter", "projection"},
-                   path, "read")
+        check_keys(
+            body, {"common", "baseSchema", "namedTable", "filter", "bestEffortFilter", "projection"}, path, "read"
+        )
         if "namedTable" not in body:
             raise unsupported("read without namedTable", path, "only named tables can be scanned")
         names_path = f"{path}.namedTable.names"
@@ -210,8 +213,10 @@ class Reader:
             missing = [c for c in columns if c.lower() not in lower]
             if missing:
                 raise SubstraitError(
-                    "schema_mismatch", f"columns {missing} of {table!r} are not in the catalog",
-                    f"{path}.baseSchema.names", {"table": table, "missing": missing, "catalog": cat_cols},
+                    "schema_mismatch",
+                    f"columns {missing} of {table!r} are not in the catalog",
+                    f"{path}.baseSchema.names",
+                    {"table": table, "missing": missing, "catalog": cat_cols},
                 )
         qualifier = self.qualifier(table)
         scan["table"] = table
@@ -233,8 +238,11 @@ class Reader:
                 check_keys(item, {"field"}, f"{ppath}.select.structItems[{i}]", "structItem")
                 index = int(item.get("field", 0))
                 if not 0 <= index < len(refs):
-                    raise SubstraitError("invalid_reference", f"field {index} is not in the table",
-                                         f"{ppath}.select.structItems[{i}].field")
+                    raise SubstraitError(
+                        "invalid_reference",
+                        f"field {index} is not in the table",
+                        f"{ppath}.select.structItems[{i}].field",
+                    )
                 picked.append(refs[index])
             return self._passthrough(scan, picked), picked
         return scan, refs
@@ -280,12 +288,14 @@ class Reader:
             used = [int(r) for r in groupings[0].get("expressionReferences", [])]
             if used != list(range(len(top))):
                 raise unsupported(
-                    "a grouping that reorders or omits grouping expressions", f"{path}.groupings[0]",
+                    "a grouping that reorders or omits grouping expressions",
+                    f"{path}.groupings[0]",
                     "its output order would be ambiguous",
                 )
         elif top:
-            raise SubstraitError("invalid_substrait", "grouping expressions without a grouping",
-                                 f"{path}.groupingExpressions")
+            raise SubstraitError(
+                "invalid_substrait", "grouping expressions without a grouping", f"{path}.groupingExpressions"
+            )
         group_by: list[Any] = []
         refs: list[str] = []
         for i, e in enumerate(top):
@@ -301,8 +311,9 @@ class Reader:
         for i, item in enumerate(body.get("measures", [])):
             mpath = f"{path}.measures[{i}]"
             check_keys(item, {"measure"}, mpath, "measure")
-            aggregates.append({"expr": self.measure(item.get("measure", {}), refs_in, f"{mpath}.measure"),
-                               "as": self.fresh()})
+            aggregates.append(
+                {"expr": self.measure(item.get("measure", {}), refs_in, f"{mpath}.measure"), "as": self.fresh()}
+            )
             refs.append(aggregates[-1]["as"])
         node = {"op": "aggregate", "id": nid, "group_by": group_by, "aggregates": aggregates, "input": child}
         return node, refs
@@ -310,12 +321,16 @@ class Reader:
     def measure(self, m: dict[str, Any], refs: list[str], path: str) -> dict[str, Any]:
         check_keys(m, {"functionReference", "arguments", "invocation", "phase", "outputType"}, path, "measure")
         if m.get("phase", "AGGREGATION_PHASE_INITIAL_TO_RESULT") not in (
-            "AGGREGATION_PHASE_INITIAL_TO_RESULT", "AGGREGATION_PHASE_UNSPECIFIED"
+            "AGGREGATION_PHASE_INITIAL_TO_RESULT",
+            "AGGREGATION_PHASE_UNSPECIFIED",
         ):
             raise unsupported(f"aggregation phase {m['phase']}", f"{path}.phase", "only complete aggregation is")
         invocation = m.get("invocation", "AGGREGATION_INVOCATION_ALL")
-        if invocation not in ("AGGREGATION_INVOCATION_ALL", "AGGREGATION_INVOCATION_DISTINCT",
-                              "AGGREGATION_INVOCATION_UNSPECIFIED"):
+        if invocation not in (
+            "AGGREGATION_INVOCATION_ALL",
+            "AGGREGATION_INVOCATION_DISTINCT",
+            "AGGREGATION_INVOCATION_UNSPECIFIED",
+        ):
             raise SubstraitError("invalid_substrait", f"unknown invocation {invocation}", f"{path}.invocation")
         name = self.function(m, path)
         call: dict[str, Any] = {"fn": name.lower(), "args": self.arguments(m, refs, path)}
@@ -356,11 +371,13 @@ class Reader:
             check_keys(item, {"expr", "direction"}, spath, "sortField")
             direction = item.get("direction", "SORT_DIRECTION_UNSPECIFIED")
             if direction not in SORT_DIRECTIONS:
-                raise unsupported(f"sort direction {direction}", f"{spath}.direction",
-                                  "only ASC/DESC with NULLS FIRST/LAST")
+                raise unsupported(
+                    f"sort direction {direction}", f"{spath}.direction", "only ASC/DESC with NULLS FIRST/LAST"
+                )
             desc, nulls_first = SORT_DIRECTIONS[direction]
-            keys.append({"expr": self.expr(item.get("expr"), refs, f"{spath}.expr"), "desc": desc,
-                         "nulls_first": nulls_first})
+            keys.append(
+                {"expr": self.expr(item.get("expr"), refs, f"{spath}.expr"), "desc": desc, "nulls_first": nulls_first}
+            )
         return {"op": "sort", "id": nid, "keys": keys, "input": child}, refs
 
     def _rel_fetch(self, body: dict[str, Any], path: str, nid: str) -> tuple[dict[str, Any], list[str]]:
@@ -390,9 +407,12 @@ class Reader:
                 bases = [r.rpartition(".")[2].lower() for r in refs]
                 if len(set(bases)) != len(bases):  # the set's columns are named after input 0's: make them unique
                     names = [self.fresh() for _ in refs]
-                    node = {"op": "project", "id": self.node_id(),
-                            "exprs": [{"expr": {"col": r}, "as": n} for r, n in zip(refs, names, strict=True)],
-                            "input": node}
+                    node = {
+                        "op": "project",
+                        "id": self.node_id(),
+                        "exprs": [{"expr": {"col": r}, "as": n} for r, n in zip(refs, names, strict=True)],
+                        "input": node,
+                    }
                     refs = names
                 first_refs = [r.rpartition(".")[2] for r in refs]
             inputs.append(node)
@@ -405,8 +425,12 @@ class Reader:
     def function(self, body: dict[str, Any], path: str) -> str:
         anchor = int(body.get("functionReference", 0))
         if anchor not in self.functions:
-            raise SubstraitError("unknown_function", f"function anchor {anchor} is not declared",
-                                 f"{path}.functionReference", {"declared": sorted(self.functions)})
+            raise SubstraitError(
+                "unknown_function",
+                f"function anchor {anchor} is not declared",
+                f"{path}.functionReference",
+                {"declared": sorted(self.functions)},
+            )
         return self.functions[anchor]
 
     def arguments(self, body: dict[str, Any], refs: list[str], path: str) -> list[dict[str, Any]]:
@@ -429,8 +453,9 @@ class Reader:
         if kind == "cast":
             check_keys(body, {"type", "input", "failureBehavior"}, path, "cast")
             if body.get("failureBehavior") == "FAILURE_BEHAVIOR_RETURN_NULL":
-                raise unsupported("cast that returns NULL on failure", f"{path}.failureBehavior",
-                                  "the wire cast fails on bad input")
+                raise unsupported(
+                    "cast that returns NULL on failure", f"{path}.failureBehavior", "the wire cast fails on bad input"
+                )
             target = wire_type(body.get("type"), f"{path}.type")
             self.types.setdefault(target, body["type"])
             inner = self.expr(body.get("input"), refs, f"{path}.input")
@@ -485,15 +510,21 @@ class Reader:
         if "outerReference" in body:
             steps = int(body["outerReference"].get("stepsOut", 0))
             if not 1 <= steps <= len(self.outer):
-                raise SubstraitError("invalid_reference", f"stepsOut {steps} leaves the plan",
-                                     f"{path}.outerReference.stepsOut", {"depth": len(self.outer)})
+                raise SubstraitError(
+                    "invalid_reference",
+                    f"stepsOut {steps} leaves the plan",
+                    f"{path}.outerReference.stepsOut",
+                    {"depth": len(self.outer)},
+                )
             scope = self.outer[-steps]
         elif "rootReference" not in body:
             raise unsupported("an expression reference", path, "only root and outer references are")
         if not 0 <= index < len(scope):
             raise SubstraitError(
-                "invalid_reference", f"field {index} is outside the input's {len(scope)} columns",
-                f"{path}.directReference.structField.field", {"available": list(scope)},
+                "invalid_reference",
+                f"field {index} is outside the input's {len(scope)} columns",
+                f"{path}.directReference.structField.field",
+                {"available": list(scope)},
             )
         return {"col": scope[index]}
 
@@ -542,8 +573,9 @@ class Reader:
             # DataFusion writes the escape character as a third argument, NULL for "none"; a NULL escape
             # kept on the wire would make the engine fold the predicate to NULL.
             if args[2].get("lit", "") is not None:
-                raise unsupported(f"{name.upper()} with an escape character", f"{path}.arguments[2]",
-                                  "the wire like has no escape")
+                raise unsupported(
+                    f"{name.upper()} with an escape character", f"{path}.arguments[2]", "the wire like has no escape"
+                )
             args = args[:2]
         return {"fn": SUBSTRAIT_TO_WIRE_FN.get(name, name), "args": args}
 
@@ -557,15 +589,17 @@ class Reader:
         other = self.expr(raw_args[1 - pos]["value"], refs, f"{path}.arguments[{1 - pos}].value")
         ipath = f"{path}.arguments[{pos}].value.literal.{kinds[pos]}"
         if other.get("type") != "date" or not isinstance(other.get("lit"), str):
-            raise unsupported("interval arithmetic on anything but a date literal", ipath,
-                              "the wire has no interval type")
+            raise unsupported(
+                "interval arithmetic on anything but a date literal", ipath, "the wire has no interval type"
+            )
         interval = raw_args[pos]["value"]["literal"][kinds[pos]]
         ym = interval.get("intervalYearToMonth", {}) if kinds[pos] == "intervalCompound" else interval
         ds = interval.get("intervalDayToSecond", {}) if kinds[pos] == "intervalCompound" else interval
         months = 12 * int(ym.get("years", 0)) + int(ym.get("months", 0)) if kinds[pos] != "intervalDayToSecond" else 0
         days = int(ds.get("days", 0)) if kinds[pos] != "intervalYearToMonth" else 0
-        if kinds[pos] != "intervalYearToMonth" and (int(ds.get("seconds", 0)) or int(ds.get("subseconds", 0))
-                                                    or int(ds.get("microseconds", 0))):
+        if kinds[pos] != "intervalYearToMonth" and (
+            int(ds.get("seconds", 0)) or int(ds.get("subseconds", 0)) or int(ds.get("microseconds", 0))
+        ):
             raise unsupported("date ± an interval with a time part", ipath, "the result would be a timestamp")
         sign = -1 if name == "subtract" else 1
         day = add_months(dt.date.fromisoformat(other["lit"]), sign * months) + dt.timedelta(days=sign * days)
@@ -589,8 +623,9 @@ class Reader:
             elif kind == "setPredicate":
                 check_keys(sub, {"predicateOp", "tuples"}, spath, "setPredicate")
                 if sub.get("predicateOp") != "PREDICATE_OP_EXISTS":
-                    raise unsupported(f"set predicate {sub.get('predicateOp')}", f"{spath}.predicateOp",
-                                      "only EXISTS is modelled")
+                    raise unsupported(
+                        f"set predicate {sub.get('predicateOp')}", f"{spath}.predicateOp", "only EXISTS is modelled"
+                    )
                 plan, _ = self.rel(sub.get("tuples"), f"{spath}.tuples")
                 return {"subquery": plan, "kind": "exists"}
             else:
@@ -622,8 +657,9 @@ def read_substrait(
     return reader, reader.plan()
 
 
-def substrait_to_plan(substrait_json: dict[str, Any], catalog: dict[str, Any] | None = None,
-                      root: str = "$") -> dict[str, Any]:
+def substrait_to_plan(
+    substrait_json: dict[str, Any], catalog: dict[str, Any] | None = None, root: str = "$"
+) -> dict[str, Any]:
     """A Substrait plan (protobuf JSON) as the naive, faithful wire plan; raises ``SubstraitError``.
 
     ``root`` prefixes the JSON paths in errors (the HTTP layer passes ``$.substrait``).

@@ -54,8 +54,11 @@ class Writer:
         self.anchors: dict[str, int] = {}
         for decl in reader.declarations:
             self.anchors.setdefault(str(decl.get("name", "")).split(":")[0].lower(), int(decl.get("functionAnchor", 0)))
-        self.template = {k: v for k, v in (reader.declarations[0] if reader.declarations else {}).items()
-                         if k in ("extensionUriReference", "extensionUrnReference")}
+        self.template = {
+            k: v
+            for k, v in (reader.declarations[0] if reader.declarations else {}).items()
+            if k in ("extensionUriReference", "extensionUrnReference")
+        }
         self.new_declarations: list[dict[str, Any]] = []
         self.outer: list[list[int]] = []
 
@@ -81,8 +84,11 @@ class Writer:
         if isinstance(node, Project):
             child, cids = self.rel(node.input, f"{path}.input")
             exprs = [self.expr(e.expr, cids, f"{path}.exprs[{i}].expr") for i, e in enumerate(node.exprs)]
-            body = {"common": {"emit": {"outputMapping": [len(cids) + i for i in range(len(exprs))]}},
-                    "input": child, "expressions": exprs}
+            body = {
+                "common": {"emit": {"outputMapping": [len(cids) + i for i in range(len(exprs))]}},
+                "input": child,
+                "expressions": exprs,
+            }
             return {"project": body}, [e.cid for e in node.exprs]
         if isinstance(node, Aggregate):
             return self._aggregate(node, path)
@@ -103,8 +109,12 @@ class Writer:
             sorts = []
             for i, key in enumerate(node.keys):
                 nulls_first = key.desc if key.nulls_first is None else key.nulls_first
-                sorts.append({"expr": self.expr(key.expr, cids, f"{path}.keys[{i}].expr"),
-                              "direction": _SORT_OUT[(key.desc, nulls_first)]})
+                sorts.append(
+                    {
+                        "expr": self.expr(key.expr, cids, f"{path}.keys[{i}].expr"),
+                        "direction": _SORT_OUT[(key.desc, nulls_first)],
+                    }
+                )
             out: dict[str, Any] = {"sort": {"input": child, "sorts": sorts}}
             if node.limit is not None:
                 out = {"fetch": {"input": out, "countExpr": {"literal": {"i64": str(node.limit)}}}}
@@ -177,8 +187,9 @@ class Writer:
         if node.type == "cross" and node.on is None:
             return {"cross": {"left": left, "right": right}}, out_cids
         jtype = "inner" if node.type == "cross" else node.type
-        cond = (self.expr(node.on, lcids + rcids, f"{path}.on") if node.on is not None
-                else {"literal": {"boolean": True}})
+        cond = (
+            self.expr(node.on, lcids + rcids, f"{path}.on") if node.on is not None else {"literal": {"boolean": True}}
+        )
         return {"join": {"left": left, "right": right, "expression": cond, "type": _JOIN_OUT[jtype]}}, out_cids
 
     # ------------------------------------------------------------ expressions
@@ -194,8 +205,13 @@ class Writer:
             raise SubstraitError("invalid_plan", f"unknown expression {type(e).__name__}", path)
         args = [self.expr(a, cids, f"{path}.args[{i}]") for i, a in enumerate(e.args)]
         if e.fn == "cast":
-            return {"cast": {"type": substrait_type(e.type or "", self.reader.types, f"{path}.type"),
-                             "input": args[0], "failureBehavior": "FAILURE_BEHAVIOR_THROW_EXCEPTION"}}
+            return {
+                "cast": {
+                    "type": substrait_type(e.type or "", self.reader.types, f"{path}.type"),
+                    "input": args[0],
+                    "failureBehavior": "FAILURE_BEHAVIOR_THROW_EXCEPTION",
+                }
+            }
         if e.fn == "case":
             ifs = [{"if": args[i], "then": args[i + 1]} for i in range(0, len(args) - 1, 2)]
             out: dict[str, Any] = {"ifs": ifs}
@@ -221,16 +237,23 @@ class Writer:
             return _field(cids.index(col.cid))
         for steps, scope in enumerate(reversed(self.outer), start=1):
             if col.cid in scope:
-                return {"selection": {"directReference": {"structField": {"field": scope.index(col.cid)}},
-                                      "outerReference": {"stepsOut": steps}}}
+                return {
+                    "selection": {
+                        "directReference": {"structField": {"field": scope.index(col.cid)}},
+                        "outerReference": {"stepsOut": steps},
+                    }
+                }
         raise SubstraitError("invalid_plan", f"column {col.name!r} is not in scope", path)
 
     def literal(self, lit: Literal, path: str) -> dict[str, Any]:
         typ = (lit.type or "").lower().replace(" ", "")
         value = lit.value
         if value is None:
-            return {"null": substrait_type(typ if typ not in ("null", "unknown") else "string",
-                                           self.reader.null_types, path)}
+            return {
+                "null": substrait_type(
+                    typ if typ not in ("null", "unknown") else "string", self.reader.null_types, path
+                )
+            }
         if isinstance(value, bool) or typ == "boolean":
             return {"boolean": bool(value)}
         if typ in ("int", "integer", "tinyint", "smallint"):
@@ -241,7 +264,7 @@ class Writer:
         if typ in ("double", "float", "real"):
             return {"fp64" if typ == "double" else "fp32": float(value)}
         if typ.startswith(("decimal(", "numeric(")):
-            precision, scale = (int(x) for x in typ[typ.index("(") + 1:-1].split(","))
+            precision, scale = (int(x) for x in typ[typ.index("(") + 1 : -1].split(","))
             return decimal_literal(value, precision, scale)
         if typ == "date":
             return {"date": date_days(str(value), path)}
@@ -306,8 +329,9 @@ def plan_to_substrait(plan: dict[str, Any], original: dict[str, Any], path: str 
     rel, cids = writer.rel(bound, path)
     names = reader.root_names
     if names and len(names) != len(output_fields(bound)):
-        raise SubstraitError("invalid_plan", f"the plan has {len(cids)} output columns, the original "
-                             f"{len(names)}", path)
+        raise SubstraitError(
+            "invalid_plan", f"the plan has {len(cids)} output columns, the original {len(names)}", path
+        )
     relation = {"root": {"input": rel, "names": names}} if names else {"rel": rel}
     out = {k: copy.deepcopy(v) for k, v in reader.doc.items() if k not in ("relations", "extensions")}
     extensions = copy.deepcopy(reader.doc.get("extensions", [])) + writer.new_declarations

@@ -1,0 +1,126 @@
+"""The history read API: recorded optimizations, one in full, and the savings the dashboard draws.
+
+Every route needs the bearer token when one is configured, like ``/optimize``. A store that cannot be
+reached answers 503 ``history_unavailable``; recording itself is the ``HistoryRecorder``'s job.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import date
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from api import dashboard
+from api.deps import HistoryDep, require_token
+from api.models import ErrorResponse
+from service.history import Filters, HistoryRecorder, HistoryStore, explain_tree
+from service.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter(prefix="/api", dependencies=[Depends(require_token)], tags=["history"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorResponse, "description": "Missing or wrong bearer token."},
+    503: {"model": ErrorResponse, "description": "The history store is off or cannot be reached."},
+}
+T = TypeVar("T")
+
+
+def _error(status: int, code: str, message: str, path: str = "$") -> JSONResponse:
+    return JSONResponse({"error": code, "message": message, "path": path}, status_code=status)
+
+
+async def _read(history: HistoryRecorder, read: Callable[[HistoryStore], T]) -> T | JSONResponse:
+    """Run a store read off the event loop; a store that is off or down becomes a 503 with no internals."""
+    if history.store is None:
+        return _error(503, "history_unavailable", "optimization history is disabled (see PUSHDOWN_HISTORY_ENABLED)")
+    store = history.store
+    try:
+        return await run_in_threadpool(read, store)
+    except Exception as exc:
+        logger.warning("history read failed: %r", exc)
+        return _error(503, "history_unavailable", f"the history store ({store.backend}) cannot be read")
+
+
+def _filters(
+    pipeline: Annotated[str | None, Query(description="Only this pipeline (the request's context.pipeline).")] = None,
+    task: Annotated[str | None, Query(description="Only this task (context.task).")] = None,
+    date_from: Annotated[date | None, Query(alias="from", description="First UTC day, inclusive (YYYY-MM-DD).")] = None,
+    date_to: Annotated[date | None, Query(alias="to", description="Last UTC day, inclusive (YYYY-MM-DD).")] = None,
+) -> Filters:
+    return Filters(pipeline=pipeline or None, task=task or None, date_from=date_from, date_to=date_to)
+
+
+FiltersDep = Annotated[Filters, Depends(_filters)]
+
+
+@router.get("/optimizations", summary="Recorded optimizations, newest first", responses=_ERRORS)
+async def list_optimizations(
+    history: HistoryDep,
+    filters: FiltersDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Any:
+    result = await _read(history, lambda store: store.list(filters, limit, offset))
+    if isinstance(result, JSONResponse):
+        return result
+    items, total = result
+    return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+
+@router.get(
+    "/optimizations/{record_id}",
+    summary="One optimization in full: request, answer, reasons, and the plan trees before and after",
+    responses={**_ERRORS, 404: {"model": ErrorResponse, "description": "No such optimization."}},
+)
+async def get_optimization(record_id: str, history: HistoryDep) -> Any:
+    record = await _read(history, lambda store: store.get(record_id))
+    if isinstance(record, JSONResponse):
+        return record
+    if record is None:
+        return _error(404, "not_found", f"no optimization {record_id!r}", "$.id")
+    response = record["response"]
+    cost = response.get("cost") or {}
+    explain = response.get("explain") or {}
+    record["trees"] = {
+        side: explain_tree(str(explain.get(side) or ""), (cost.get(side) or {}).get("nodes") or [])
+        for side in ("before", "after")
+    }
+    return record
+
+
+@router.get(
+    "/savings", summary="Totals and series by day, pipeline and task; top kept and blocked reasons", responses=_ERRORS
+)
+async def savings(history: HistoryDep, filters: FiltersDep, top: Annotated[int, Query(ge=1, le=100)] = 10) -> Any:
+    return await _read(history, lambda store: store.savings(filters, top))
+
+
+@router.get("/history/status", summary="Whether recording is on, and what was recorded, dropped or lost")
+async def history_status(history: HistoryDep) -> dict[str, Any]:
+    return history.status()
+
+
+def install_history(app: FastAPI, settings: Settings) -> HistoryRecorder:
+    """Give ``app`` a recorder (``app.state.history``), the read API and the dashboard; flush on shutdown."""
+    recorder = HistoryRecorder.from_settings(settings)
+    app.state.history = recorder
+    app.include_router(router)
+    dashboard.install(app)
+    previous: Callable[[Any], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        async with previous(app_) as state:
+            yield state
+        await run_in_threadpool(app.state.history.close)
+
+    app.router.lifespan_context = lifespan
+    return recorder

@@ -1,0 +1,488 @@
+/* The cost-savings dashboard: reads /api/savings and /api/optimizations, draws with Chart.js (vendored). */
+(function () {
+  "use strict";
+
+  const TOKEN_KEY = "pushdown.token";
+  const PAGE = 20;
+  const COLORS = { pushed: "#0f766e", kept: "#b7791f", blocked: "#c0392b", before: "#9fb3bf", line: "#134e4a" };
+  const intFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+  const decFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+  const pctFmt = new Intl.NumberFormat("en-US", { style: "percent", minimumFractionDigits: 1, maximumFractionDigits: 1 });
+
+  const state = { filters: { pipeline: "", from: "", to: "" }, offset: 0, total: 0, charts: {} };
+  const $ = (sel, root) => (root || document).querySelector(sel);
+
+  // ------------------------------------------------------------ formatting
+
+  function num(value) {
+    if (value === null || value === undefined || Number.isNaN(value)) return "–";
+    return Math.abs(value) >= 100 ? intFmt.format(value) : decFmt.format(value);
+  }
+  function pct(value) {
+    return value === null || value === undefined ? "–" : pctFmt.format(value);
+  }
+  function ratio(value, digits) {
+    return value === null || value === undefined ? "–" : Number(value).toFixed(digits === undefined ? 3 : digits);
+  }
+  function when(iso) {
+    return iso ? iso.replace("T", " ").slice(0, 19) : "–";
+  }
+
+  /** h("td", {class: "num"}, "text", childNode): a DOM element; strings always become text, never HTML. */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+      else if (key === "dataset") Object.assign(el.dataset, value);
+      else el.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  }
+  const badge = (kind, text) => h("span", { class: "badge " + kind }, text);
+
+  // ------------------------------------------------------------ API and auth
+
+  function token() {
+    return sessionStorage.getItem(TOKEN_KEY) || "";
+  }
+
+  class Unauthorized extends Error {}
+
+  async function api(path, params) {
+    const url = new URL(path, window.location.origin);
+    for (const [key, value] of Object.entries(params || {})) {
+      if (value !== "" && value !== null && value !== undefined) url.searchParams.set(key, value);
+    }
+    const headers = { Accept: "application/json" };
+    if (token()) headers.Authorization = "Bearer " + token();
+    const response = await fetch(url, { headers });
+    if (response.status === 401) throw new Unauthorized("unauthorized");
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(body.message || "HTTP " + response.status);
+    return body;
+  }
+
+  function showLogin(refused) {
+    $("#login").hidden = false;
+    $("#login-error").hidden = !refused;
+    $("#login-token").focus();
+  }
+
+  async function guarded(work) {
+    try {
+      await work();
+    } catch (err) {
+      if (err instanceof Unauthorized) {
+        const hadToken = Boolean(token());
+        sessionStorage.removeItem(TOKEN_KEY);
+        showLogin(hadToken);
+      } else {
+        showBanner(err.message || String(err));
+      }
+    }
+  }
+
+  function showBanner(message) {
+    const banner = $("#banner");
+    banner.textContent = message;
+    banner.hidden = !message;
+  }
+
+  // ------------------------------------------------------------ filters and URL
+
+  function readUrl() {
+    const params = new URLSearchParams(window.location.search);
+    const given = params.get("token");
+    if (given) {
+      sessionStorage.setItem(TOKEN_KEY, given);
+      params.delete("token"); // keep it out of the address bar and the history
+    }
+    state.filters = { pipeline: params.get("pipeline") || "", from: params.get("from") || "", to: params.get("to") || "" };
+    writeUrl(params);
+  }
+
+  function writeUrl(params) {
+    const next = params || new URLSearchParams();
+    for (const [key, value] of Object.entries(state.filters)) {
+      if (value) next.set(key, value); else next.delete(key);
+    }
+    const query = next.toString();
+    history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+  }
+
+  function syncFilterInputs() {
+    $("#f-pipeline").value = state.filters.pipeline;
+    $("#f-from").value = state.filters.from;
+    $("#f-to").value = state.filters.to;
+  }
+
+  function isoDay(date) {
+    return date.toISOString().slice(0, 10);
+  }
+
+  function bindFilters() {
+    const changed = () => {
+      state.filters = { pipeline: $("#f-pipeline").value, from: $("#f-from").value, to: $("#f-to").value };
+      state.offset = 0;
+      document.querySelectorAll(".quick button").forEach((b) => b.classList.remove("active"));
+      writeUrl();
+      refresh();
+    };
+    $("#f-pipeline").addEventListener("change", changed);
+    $("#f-from").addEventListener("change", changed);
+    $("#f-to").addEventListener("change", changed);
+    document.querySelectorAll(".quick button").forEach((button) =>
+      button.addEventListener("click", () => {
+        const days = button.dataset.days;
+        $("#f-from").value = days ? isoDay(new Date(Date.now() - (Number(days) - 1) * 86400000)) : "";
+        $("#f-to").value = "";
+        changed();
+        button.classList.add("active");
+      })
+    );
+    $("#prev").addEventListener("click", () => { state.offset = Math.max(0, state.offset - PAGE); loadRecent(); });
+    $("#next").addEventListener("click", () => { state.offset += PAGE; loadRecent(); });
+  }
+
+  // ------------------------------------------------------------ overview
+
+  function setField(name, text, value) {
+    const el = document.querySelector(`[data-field="${name}"]`);
+    el.textContent = text;
+    if (value !== undefined) el.dataset.value = String(value);
+  }
+
+  function renderCards(totals) {
+    setField("requests", intFmt.format(totals.requests), totals.requests);
+    setField("cost_before", num(totals.cost_before), totals.cost_before);
+    setField("cost_after", num(totals.cost_after), totals.cost_after);
+    setField("savings", pct(totals.savings), totals.savings);
+    setField("saved", num(totals.saved) + " cost units saved", totals.saved);
+    setField(
+      "decisions",
+      `${intFmt.format(totals.pushed)} pushed · ${intFmt.format(totals.kept)} kept · ${intFmt.format(totals.blocked)} blocked`
+    );
+  }
+
+  function renderPipelines(pipelines) {
+    const select = $("#f-pipeline");
+    const current = state.filters.pipeline;
+    select.replaceChildren(h("option", { value: "" }, "All pipelines"));
+    const names = new Set(pipelines);
+    if (current) names.add(current);
+    for (const name of [...names].sort()) select.append(h("option", { value: name }, name));
+    select.value = current;
+  }
+
+  function chart(id, config) {
+    const canvas = document.getElementById(id);
+    const holder = canvas.parentElement;
+    holder.querySelector(".empty-chart")?.remove();
+    if (state.charts[id]) state.charts[id].destroy();
+    const base = {
+      responsive: true,
+      maintainAspectRatio: false,
+      animation: false,
+      plugins: { legend: { labels: { boxWidth: 12, font: { size: 12 } } } },
+    };
+    state.charts[id] = new Chart(canvas, { ...config, options: { ...base, ...config.options } });
+    canvas.dataset.rendered = String(config.data.labels.length);
+    if (!config.data.labels.length) holder.append(h("div", { class: "empty-chart" }, "No optimizations in this range yet"));
+  }
+
+  const costTick = { callback: (value) => num(value) };
+  const tooltipCost = (ctx) => `${ctx.dataset.label}: ${num(ctx.parsed.y ?? ctx.parsed.x)}`;
+
+  function renderCharts(savings) {
+    const days = savings.by_day;
+    chart("chart-daily", {
+      type: "bar",
+      data: {
+        labels: days.map((d) => d.day),
+        datasets: [
+          { type: "bar", label: "Cost saved", data: days.map((d) => d.saved), backgroundColor: COLORS.pushed, yAxisID: "y", borderRadius: 4 },
+          { type: "line", label: "Savings %", data: days.map((d) => d.savings * 100), borderColor: COLORS.kept, backgroundColor: COLORS.kept, yAxisID: "pct", tension: 0.25, pointRadius: 3 },
+        ],
+      },
+      options: {
+        scales: {
+          y: { beginAtZero: true, ticks: costTick, title: { display: true, text: "cost saved" } },
+          pct: { position: "right", beginAtZero: true, suggestedMax: 100, grid: { drawOnChartArea: false }, ticks: { callback: (v) => v + "%" } },
+        },
+        plugins: {
+          tooltip: {
+            callbacks: {
+              label: (ctx) => ctx.dataset.yAxisID === "pct" ? `Savings: ${pct(ctx.parsed.y / 100)}` : tooltipCost(ctx),
+              afterBody: (items) => `Requests: ${intFmt.format(days[items[0].dataIndex].requests)}`,
+            },
+          },
+        },
+      },
+    });
+
+    const pipes = savings.by_pipeline;
+    chart("chart-pipelines", {
+      type: "bar",
+      data: {
+        labels: pipes.map((p) => p.pipeline ?? "(no pipeline)"),
+        datasets: [{ label: "Cost saved", data: pipes.map((p) => p.saved), backgroundColor: COLORS.pushed, borderRadius: 4 }],
+      },
+      options: {
+        indexAxis: "y",
+        scales: { x: { beginAtZero: true, ticks: costTick } },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            callbacks: {
+              label: (ctx) => `Saved ${num(ctx.parsed.x)} (${pct(pipes[ctx.dataIndex].savings)}) over ${intFmt.format(pipes[ctx.dataIndex].requests)} requests`,
+            },
+          },
+        },
+      },
+    });
+
+    const reasons = savings.reasons;
+    chart("chart-reasons", {
+      type: "bar",
+      data: {
+        labels: reasons.map((r) => `${r.action} · ${r.reason}`),
+        datasets: [{ label: "Decisions", data: reasons.map((r) => r.count), backgroundColor: reasons.map((r) => COLORS[r.action] || COLORS.before), borderRadius: 4 }],
+      },
+      options: {
+        indexAxis: "y",
+        scales: { x: { beginAtZero: true, ticks: { precision: 0 } } },
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: { label: (ctx) => `${intFmt.format(ctx.parsed.x)} decisions in ${intFmt.format(reasons[ctx.dataIndex].requests)} requests` } },
+        },
+      },
+    });
+  }
+
+  function decisionBadges(row) {
+    return [
+      row.pushed ? badge("pushed", `${row.pushed} pushed`) : null,
+      row.kept ? badge("kept", `${row.kept} kept`) : null,
+      row.blocked ? badge("blocked", `${row.blocked} blocked`) : null,
+      !row.pushed && !row.kept && !row.blocked ? h("span", { class: "muted" }, "no filters") : null,
+    ];
+  }
+
+  function savingsCell(value) {
+    return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
+  }
+
+  async function loadRecent() {
+    const page = await api("/api/optimizations", { ...state.filters, limit: PAGE, offset: state.offset });
+    state.total = page.total;
+    const body = $("#recent tbody");
+    body.replaceChildren();
+    if (!page.items.length) {
+      body.append(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No optimizations recorded in this range. POST /optimize with a context to see them here.")));
+    }
+    for (const row of page.items) {
+      body.append(
+        h("tr", { class: "clickable", dataset: { id: row.id }, tabindex: 0, onclick: () => openDrill(row.id), onkeydown: (e) => { if (e.key === "Enter") openDrill(row.id); } },
+          h("td", {}, when(row.created_at)),
+          h("td", {}, row.pipeline ?? h("span", { class: "muted" }, "—")),
+          h("td", {}, row.task ?? h("span", { class: "muted" }, "—")),
+          h("td", {}, row.run ?? h("span", { class: "muted" }, "—")),
+          h("td", {}, badge("form", row.input_form)),
+          h("td", { class: "num" }, num(row.cost_before)),
+          h("td", { class: "num" }, num(row.cost_after)),
+          savingsCell(row.savings),
+          h("td", {}, decisionBadges(row))
+        )
+      );
+    }
+    const last = Math.min(state.offset + PAGE, page.total);
+    $("#recent-count").textContent = page.total ? `${intFmt.format(state.offset + 1)}–${intFmt.format(last)} of ${intFmt.format(page.total)}` : "";
+    $("#prev").disabled = state.offset === 0;
+    $("#next").disabled = last >= page.total;
+  }
+
+  async function loadStatus() {
+    const status = await api("/api/history/status");
+    const pill = $("#recording");
+    const lost = status.failed + status.dropped;
+    pill.className = "pill " + (!status.enabled ? "" : lost ? "warn" : "ok");
+    pill.textContent = !status.enabled ? "Recording off" : lost ? `Recording · ${intFmt.format(lost)} lost` : `Recording · ${status.backend}`;
+    pill.title = status.last_error ? `Last error: ${status.last_error}` : `Recorded by this process: ${intFmt.format(status.recorded)}`;
+  }
+
+  async function refresh() {
+    await guarded(async () => {
+      const savings = await api("/api/savings", state.filters);
+      showBanner("");
+      renderPipelines(savings.pipelines);
+      renderCards(savings.totals);
+      renderCharts(savings);
+      await loadRecent();
+      await loadStatus();
+      document.body.dataset.loaded = "true";
+    });
+  }
+
+  // ------------------------------------------------------------ drill-down
+
+  function treeList(nodes, other) {
+    return h("ul", {}, nodes.map((node) => {
+      const twin = other.get(node.id);
+      const cls = !twin ? "gone" : twin.cost !== node.cost || twin.rows_in !== node.rows_in ? "changed" : "";
+      return h("li", {},
+        h("div", { class: "node " + cls, dataset: { node: node.id || "" } },
+          h("div", { class: "label" }, node.label, node.id ? h("span", { class: "id" }, node.id) : null),
+          node.cost === null || node.cost === undefined ? null : h("div", { class: "stats" },
+            h("span", {}, "rows in ", h("b", {}, num(node.rows_in))),
+            h("span", {}, "rows out ", h("b", {}, num(node.rows_out))),
+            h("span", {}, "k ", h("b", {}, num(node.k))),
+            h("span", {}, "cost ", h("b", {}, num(node.cost))))
+        ),
+        node.children.length ? treeList(node.children, other) : null
+      );
+    }));
+  }
+
+  function flatten(nodes, into) {
+    for (const node of nodes) { into.set(node.id, node); flatten(node.children, into); }
+    return into;
+  }
+
+  function treePanel(title, nodes, other, total, cls) {
+    const list = treeList(nodes, flatten(other, new Map()));
+    list.classList.add("tree", cls);
+    return h("article", { class: "panel" },
+      h("header", {}, h("h3", {}, title)),
+      nodes.length ? list : h("div", { class: "muted" }, "No plan tree in this answer."),
+      h("div", { class: "tree-total" }, "Total cost ", h("b", {}, num(total))));
+  }
+
+  function inequality(d) {
+    if (d.lhs === undefined || d.rhs === undefined || d.lhs === null || d.rhs === null) {
+      return h("span", { class: "muted" }, d.detail || "rule, no cost test");
+    }
+    const holds = d.lhs <= d.rhs;
+    return h("span", { class: "ineq " + (holds ? "holds" : "fails"), title: "1 − r ≤ p · r1" },
+      `1 − r = ${ratio(d.lhs)} ${holds ? "≤" : ">"} p·r1 = ${ratio(d.rhs)}`);
+  }
+
+  function decisionTable(decisions) {
+    return h("table", { class: "table", id: "decision-log" },
+      h("thead", {}, h("tr", {}, ["Predicate", "Operator", "Action", "Reason", "p", "r", "r1", "1 − r ≤ p · r1"].map((t, i) => h("th", { class: i >= 4 ? (i < 7 ? "num math" : "math") : null }, t)))),
+      h("tbody", {}, decisions.length ? decisions.map((d) => h("tr", {},
+        h("td", { class: "wrap" }, h("code", {}, d.predicate)),
+        h("td", {}, d.operator),
+        h("td", {}, badge(d.action, d.action)),
+        h("td", {}, d.reason),
+        h("td", { class: "num" }, ratio(d.p)),
+        h("td", { class: "num" }, ratio(d.r)),
+        h("td", { class: "num" }, ratio(d.r1)),
+        h("td", {}, inequality(d))
+      )) : h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No filters to place.")))
+    );
+  }
+
+  function estimateTable(estimates) {
+    return h("table", { class: "table", id: "estimates" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Predicate"), h("th", { class: "num" }, "Selectivity"), h("th", {}, "Interval"), h("th", {}, "Source"))),
+      h("tbody", {}, estimates.length ? estimates.map((e) => h("tr", {},
+        h("td", { class: "wrap" }, h("code", {}, e.predicate)),
+        h("td", { class: "num" }, pct(e.selectivity)),
+        h("td", {}, e.interval ? `${pct(e.interval[0])} – ${pct(e.interval[1])}` : "–"),
+        h("td", {}, badge("source", e.source))
+      )) : h("tr", {}, h("td", { colspan: 4, class: "muted" }, "No estimates.")))
+    );
+  }
+
+  function meta(label, value) {
+    return h("span", {}, label + " ", h("b", {}, value ?? "—"));
+  }
+
+  async function openDrill(id) {
+    if (window.location.hash !== "#/optimizations/" + encodeURIComponent(id)) {
+      history.pushState(null, "", window.location.pathname + window.location.search + "#/optimizations/" + encodeURIComponent(id));
+    }
+    await guarded(async () => {
+      const record = await api("/api/optimizations/" + encodeURIComponent(id));
+      const response = record.response;
+      const cost = response.cost || {};
+      $("#drill-title").textContent = [record.pipeline, record.task, record.run].filter(Boolean).join(" / ") || "(no context)";
+      $("#drill-meta").replaceChildren(
+        meta("id", record.id), meta("when", when(record.created_at) + " UTC"), meta("input", record.input_form),
+        meta("mode", record.mode), meta("model", record.model_version),
+        meta("statistics", record.statistics_version ? JSON.stringify(record.statistics_version) : null),
+        meta("took", record.duration_ms === null ? null : decFmt.format(record.duration_ms) + " ms")
+      );
+      const sections = [
+        h("section", { class: "cards" },
+          h("article", { class: "card" }, h("h2", {}, "Cost before"), h("div", { class: "value" }, num(record.cost_before))),
+          h("article", { class: "card" }, h("h2", {}, "Cost after"), h("div", { class: "value" }, num(record.cost_after))),
+          h("article", { class: "card accent" }, h("h2", {}, "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
+          h("article", { class: "card" }, h("h2", {}, "Decisions"), h("div", { class: "sub" }, decisionBadges(record)))
+        ),
+        h("section", { class: "trees" },
+          treePanel("Plan before", record.trees.before, record.trees.after, cost.before?.total, "tree-before"),
+          treePanel("Plan after", record.trees.after, record.trees.before, cost.after?.total, "tree-after")
+        ),
+        h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Decision log"), h("span", { class: "hint" }, "pushed when 1 − r ≤ p · r1 (p: share removed by the filter; r: rows out / rows in; r1: operator cost / filter cost per row)")), h("div", { class: "table-wrap" }, decisionTable(response.decisions || []))),
+        h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Estimates"), h("span", { class: "hint" }, "selectivity = share of rows kept")), h("div", { class: "table-wrap" }, estimateTable(response.estimates || []))),
+      ];
+      const original = record.request.sql || null;
+      if (original || response.sql) {
+        sections.push(h("section", { class: "trees" },
+          h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL as sent")), h("pre", { class: "code" }, original || "—")),
+          h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL after")), h("pre", { class: "code" }, response.sql || "—"))));
+      }
+      sections.push(h("article", { class: "panel" },
+        h("details", {}, h("summary", {}, "Request and answer (JSON)"),
+          h("section", { class: "trees" },
+            h("pre", { class: "code" }, JSON.stringify(record.request, null, 2)),
+            h("pre", { class: "code" }, JSON.stringify(response, null, 2))))));
+      $("#drill-content").replaceChildren(...sections);
+      $("#drill").hidden = false;
+      $("#drill").scrollTop = 0;
+      document.body.dataset.drill = id;
+    });
+  }
+
+  function closeDrill() {
+    $("#drill").hidden = true;
+    delete document.body.dataset.drill;
+    if (window.location.hash) history.pushState(null, "", window.location.pathname + window.location.search);
+  }
+
+  function route() {
+    const match = window.location.hash.match(/^#\/optimizations\/(.+)$/);
+    if (match) openDrill(decodeURIComponent(match[1]));
+    else if (!$("#drill").hidden) closeDrill();
+  }
+
+  // ------------------------------------------------------------ start
+
+  function start() {
+    readUrl();
+    syncFilterInputs();
+    bindFilters();
+    $("#drill-close").addEventListener("click", closeDrill);
+    $("#drill").addEventListener("click", (e) => { if (e.target.id === "drill") closeDrill(); });
+    document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("#drill").hidden) closeDrill(); });
+    window.addEventListener("popstate", route);
+    $("#logout").hidden = !token();
+    $("#logout").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); window.location.reload(); });
+    $("#login-form").addEventListener("submit", (e) => {
+      e.preventDefault();
+      sessionStorage.setItem(TOKEN_KEY, $("#login-token").value.trim());
+      $("#login").hidden = true;
+      $("#logout").hidden = false;
+      refresh().then(route);
+    });
+    refresh().then(route);
+  }
+
+  start();
+})();
