@@ -96,8 +96,35 @@ class PlanGenerator:
             return {"fn": "between", "args": [x, self.int_lit(), self.int_lit()]}
         return {"fn": "not", "args": [{"fn": ">", "args": [x, self.int_lit()]}]}
 
+    def subquery(self, rel: Rel) -> dict[str, Any] | None:
+        """x IN (SELECT ...), or a correlated EXISTS / NOT EXISTS over t3."""
+        x = self.col(rel, "int")
+        if x is None:
+            return None
+        inner_alias = self.name("sq")
+        inner_scan = {"op": "scan", "table": "t3", "alias": inner_alias}
+        k, v = f"{inner_alias}.k", f"{inner_alias}.v"
+        if self.rng.random() < 0.5:
+            inner = {"op": "project", "exprs": [{"expr": {"col": k}, "as": "k"}],
+                     "input": {"op": "filter", "predicate": {"fn": ">", "args": [{"col": v}, self.int_lit()]},
+                               "input": inner_scan}}
+            found = {"subquery": inner, "kind": "in", "args": [x]}
+        else:
+            correlated = {"fn": "=", "args": [{"col": k}, x]}
+            inner = {"op": "filter", "predicate": correlated, "input": inner_scan}
+            found = {"subquery": inner, "kind": "exists"}
+        return {"fn": "not", "args": [found]} if self.rng.random() < 0.3 else found
+
     def predicate(self, rel: Rel) -> dict[str, Any]:
         roll = self.rng.random()
+        if roll < 0.06:
+            found = self.subquery(rel)
+            if found is not None:
+                return found
+        if roll < 0.1:
+            # non-deterministic, always true: it keeps every row, so results stay comparable, and it must stay put
+            always = {"fn": "<", "args": [{"fn": "rand", "args": []}, {"lit": 2.0, "type": "double"}]}
+            return {"fn": "and", "args": [always, self.atom(rel)]}
         if roll < 0.5:
             return self.atom(rel)
         if roll < 0.8:
