@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from costmodel.catalog import Catalog
@@ -75,6 +75,10 @@ def _round(x: float) -> float:
 class _Est:
     cost: NodeCost
     ndv: Mapping[int, float]
+    #: rows and NDVs this subtree would emit with no filter applied since the last aggregate, set
+    #: operation or limit: joins are estimated on these and scaled by what the filters keep (see _join)
+    base_rows: float = 0.0
+    base_ndv: Mapping[int, float] = field(default_factory=dict)
 
 
 def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
@@ -206,14 +210,17 @@ class CostModel:
         return hit[1]
 
     def _make(self, node: Node, inputs: tuple[float, ...], rows_out: float, k: float,
-              ndv: dict[int, float], extra: float = 0.0) -> _Est:
+              ndv: dict[int, float], extra: float = 0.0,
+              base: tuple[float, Mapping[int, float]] | None = None) -> _Est:
+        """The estimate; ``base`` (rows and NDVs without the filters below) defaults to the output itself."""
         rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
         rows_in = sum(inputs)
         cost = k * rows_in + extra
         below = sum(self._est(child).cost.subtree_cost for child in children(node))
+        base_rows, base_ndv = base if base is not None else (rows_out, ndv)
         return _Est(
             NodeCost(node.id, op_name(node), rows_in, rows_out, k, cost, below + cost, inputs),
-            ndv,
+            ndv, min(base_rows, MAX_ESTIMATE), base_ndv,
         )
 
     def _estimate(self, node: Node) -> _Est:
@@ -247,6 +254,7 @@ class CostModel:
                     fetched *= self.selectivity(pred)
                 rows = min(rows, fetched)
                 k_read = opts.k("index_lookup")
+            base_ndv = dict(ndv)
             out, k_filters = self._apply(table_rows, ndv, list(node.filters) + (
                 list(node.index.predicates) if node.index is not None else []))
             # the filters' own cost is paid on the rows actually read
@@ -254,7 +262,7 @@ class CostModel:
                 sum(self.predicate_cost(p) for p in node.index.predicates) if node.index is not None else 0.0
             )
             out = min(out, rows)
-            return self._make(node, (rows,), out, k_read + max(k_filters, 0.0), ndv)
+            return self._make(node, (rows,), out, k_read + max(k_filters, 0.0), ndv, 0.0, (table_rows, base_ndv))
 
         kid_ests = [self._est(child) for child in children(node)]
         inputs = tuple(e.cost.rows_out for e in kid_ests)
@@ -262,19 +270,27 @@ class CostModel:
         if isinstance(node, Filter):
             ndv = dict(kid_ests[0].ndv)
             out, k = self._apply(inputs[0], ndv, conjuncts(node.predicate))
-            return self._make(node, inputs, out, k, ndv)
+            return self._make(node, inputs, out, k, ndv, 0.0, (kid_ests[0].base_rows, kid_ests[0].base_ndv))
         if isinstance(node, (Sort, Alias, Window, Project)):
-            ndv = dict(kid_ests[0].ndv)
+            child = kid_ests[0]
+            ndv = dict(child.ndv)
+            base_ndv = child.base_ndv
             if isinstance(node, Project):
+                base_ndv = dict(base_ndv)
                 for named in node.exprs:
                     if named.cid not in ndv:
-                        guess = self._expr_ndv(named.expr, kid_ests[0].ndv)
+                        guess = self._expr_ndv(named.expr, child.ndv)
                         if guess is not None:
                             ndv[named.cid] = guess
+                        base_guess = self._expr_ndv(named.expr, child.base_ndv)
+                        if base_guess is not None:
+                            base_ndv[named.cid] = base_guess
             out = inputs[0]
+            base = (child.base_rows, base_ndv)
             if isinstance(node, Sort) and node.limit is not None:
                 out = min(out, float(node.limit))
-            return self._make(node, inputs, out, opts.k(op_name(node)), ndv)
+                base = None  # a top-N is a boundary: rows above it are its own
+            return self._make(node, inputs, out, opts.k(op_name(node)), ndv, 0.0, base)
         if isinstance(node, Limit):
             out = max(0.0, inputs[0] - node.offset)
             if node.count is not None:
@@ -358,57 +374,75 @@ class CostModel:
             return ndv.get(next(iter(cids)))
         return None
 
+    def _inner_rows(self, keys: list[tuple[Expr, Expr]], left_rows: float, right_rows: float,
+                    left_ndv: Mapping[int, float], right_ndv: Mapping[int, float]) -> float:
+        """Matching pairs on the equi-join keys: |L| |R| / max(NDV) per key (the textbook estimate)."""
+        if not keys:
+            return left_rows * right_rows
+        divisor = 1.0
+        for lk, rk in keys:
+            key_divisor = self._key_divisor(lk, rk, left_ndv, right_ndv, left_rows, right_rows)
+            divisor = max(divisor, key_divisor) if len(keys) == 1 else divisor * max(key_divisor, 1.0)
+        return min(left_rows * right_rows / max(divisor, 1.0), left_rows * right_rows)
+
     def _join(self, node: Join, kid_ests: list[_Est], inputs: tuple[float, ...]) -> _Est:
+        """A join's rows, estimated on its inputs as they would be without any filter below (their base),
+        then scaled by the fraction of each input those filters keep.
+
+        So a filter costs the plan the same rows whether it stands above the join or below it: the
+        textbook formula on filtered inputs would not agree with a filter applied to the join's output,
+        and placement compares exactly those two.
+        """
+        left, right = kid_ests
         left_rows, right_rows = inputs
-        left_ndv, right_ndv = kid_ests[0].ndv, kid_ests[1].ndv
         cached = self._join_keys.get(node.id)
         if cached is None or cached[0] is not node.on:
             left_cids = {f.cid for f in output_fields(node.left)}
             cached = (node.on, split_join_condition(node, left_cids))
             self._join_keys[node.id] = cached
         keys, residual = cached[1]
-        if node.type == "cross" and not keys and not residual:
-            inner = left_rows * right_rows
-        elif keys:
-            divisor = 1.0
-            for lk, rk in keys:
-                key_divisor = self._key_divisor(lk, rk, left_ndv, right_ndv, left_rows, right_rows)
-                divisor = max(divisor, key_divisor) if len(keys) == 1 else divisor * max(key_divisor, 1.0)
-            inner = left_rows * right_rows / max(divisor, 1.0)
-            inner = min(inner, left_rows * right_rows)
-        else:
-            inner = left_rows * right_rows
+        base_inner = self._inner_rows(keys, left.base_rows, right.base_rows, left.base_ndv, right.base_ndv)
+        left_kept = left_rows / left.base_rows if left.base_rows > 0 else 0.0
+        right_kept = right_rows / right.base_rows if right.base_rows > 0 else 0.0
+        inner = base_inner * left_kept * right_kept
         extra = 0.0
         for pred in residual:
+            s = self.selectivity(pred)
             extra += self.predicate_cost(pred) * inner
-            inner *= self.selectivity(pred)
+            inner *= s
+            base_inner *= s
         jtype = node.type
         if jtype in ("inner", "cross"):
-            out = inner
+            out, base_out = inner, base_inner
         elif jtype == "left":
-            out = max(inner, left_rows)
+            out, base_out = max(inner, left_rows), max(base_inner, left.base_rows)
         elif jtype == "right":
-            out = max(inner, right_rows)
+            out, base_out = max(inner, right_rows), max(base_inner, right.base_rows)
         elif jtype == "full":
             out = max(inner, left_rows, right_rows)
+            base_out = max(base_inner, left.base_rows, right.base_rows)
         else:
             if keys:
                 (lk, rk) = keys[0]
-                ln = left_ndv.get(lk.cid) if isinstance(lk, Column) else None
-                rn = right_ndv.get(rk.cid) if isinstance(rk, Column) else None
+                ln = left.base_ndv.get(lk.cid) if isinstance(lk, Column) else None
+                rn = right.base_ndv.get(rk.cid) if isinstance(rk, Column) else None
                 known = isinstance(lk, Column) and isinstance(rk, Column) and not ({lk.cid, rk.cid} & self._guessed)
                 match = min(1.0, rn / ln) if known and ln and rn else 0.5
             else:
                 match = 0.5
-            match = min(match, inner / left_rows) if left_rows else 0.0
+            base_match = min(match, base_inner / left.base_rows) if left.base_rows else 0.0
+            match = min(1.0, base_match * right_kept)  # fewer right rows: fewer left rows find a partner
             out = left_rows * match if jtype == "semi" else left_rows * (1 - match)
-        ndv = dict(left_ndv)
+            base_out = left.base_rows * (base_match if jtype == "semi" else 1 - base_match)
+        ndv = dict(left.ndv)
+        base_ndv = dict(left.base_ndv)
         if jtype not in ("semi", "anti"):
-            ndv.update(right_ndv)
+            ndv.update(right.ndv)
+            base_ndv.update(right.base_ndv)
         for cid, value in ndv.items():
-            if value > out:
+            if value > out and cid not in self._guessed:
                 ndv[cid] = out
-        return self._make(node, inputs, out, self.options.k("join"), ndv, extra)
+        return self._make(node, inputs, out, self.options.k("join"), ndv, extra, (base_out, base_ndv))
 
 
 def _column_equality(pred: Expr) -> tuple[int, int] | None:

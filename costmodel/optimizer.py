@@ -41,6 +41,7 @@ from costmodel.placement import (
     ABOVE,
     ON,
     SCAN,
+    Built,
     Materializer,
     Position,
     Pred,
@@ -459,9 +460,7 @@ def optimize(
 
     materializer = Materializer(skeleton)
 
-    before_rows = {c.id: c for c in before}
-
-    def free_pass(pos: Position) -> bool:
+    def free_pass(pos: Position, built: Built) -> bool:
         """The benefit model's cases r >= 1: below an operator that does not shrink the rows the
         predicate would see (project, sort, union, a cross or expanding join, a scan's own filters),
         1 - r <= 0 <= p * r1, so going below pays whenever the predicate costs the same there."""
@@ -472,9 +471,15 @@ def optimize(
             return False
         if below.kind == SCAN:
             return True
-        row = before_rows.get(pos.node.id)
-        if row is None or isinstance(pos.node, Filter):
+        if isinstance(pos.node, Filter):
             return False
+        # r as the operator stands now: predicates placed before this one may already filter its inputs
+        node = built.tops.get(pos.node.id)
+        while isinstance(node, Filter) and node.id != pos.node.id:
+            node = node.input
+        if node is None:
+            return False
+        row = model.node_cost(node)
         kids = children(pos.node)
         side = next((i for i, kid in enumerate(kids) if kid.id == below.node.id), 0)
         rows_in = row.inputs[side] if side < len(row.inputs) else row.rows_in

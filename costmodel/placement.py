@@ -240,14 +240,14 @@ def _better_or_equal(candidate: float, incumbent: float) -> bool:
     return candidate <= incumbent + _EPS * max(1.0, abs(incumbent))
 
 
-#: Whether going below ``pos`` is sure to pay, so ``pos`` itself needs no costing.
-FreePass = Callable[[Position], bool]
+#: Whether going below ``pos`` is sure to pay in the plan as it now stands, so ``pos`` needs no costing.
+FreePass = Callable[[Position, "Built"], bool]
 
 
 def best_cut(
     pred: Pred,
     cost: Callable[[list[Position]], float],
-    free_pass: FreePass | None = None,
+    free_pass: Callable[[Position], bool] | None = None,
 ) -> tuple[list[Position], float]:
     """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
 
@@ -311,7 +311,8 @@ def place(
         def cost(cut: list[Position], start: Built = start, where: list[Position] = where, index: int = pred.index):
             return total(materializer.move(start, index, where, cut).root)
 
-        cut, cut_cost = best_cut(pred, cost, free_pass)
+        passes = None if free_pass is None else (lambda pos, built=start: free_pass(pos, built))
+        cut, cut_cost = best_cut(pred, cost, passes)
         if pred.kind == "derived":
             absent = cost([])
             absent_costs[pred.index] = absent
@@ -332,7 +333,8 @@ def place(
                            index: int = pred.index) -> float:
                 return total(materializer.move(start, index, where, cut).root)
 
-            cut, _ = best_cut(pred, cost_again, free_pass)
+            passes = None if free_pass is None else (lambda pos, built=start: free_pass(pos, built))
+            cut, _ = best_cut(pred, cost_again, passes)
             current = materializer.move(current, pred.index, pred.cut, cut)
             pred.cut = cut
     return absent_costs, fallback_from

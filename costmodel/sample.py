@@ -387,4 +387,8 @@ class SampleSource:
             other = self.fallback.estimate(predicate, columns)
             if other is not None:
                 return other
+            if isinstance(predicate, Call) and predicate.fn in ("and", "or"):
+                # too few rows to judge the whole: decline, so the chain combines its parts' estimates
+                # (each from the sample where it has matches, from statistics where not)
+                return None
         return SelectivityEstimate(matches / n, low, high, self.name, n)

@@ -154,3 +154,19 @@ def test_decisions_carry_source_and_interval_and_flag_uncertain_ones():
     assert "uncertain" not in certain
     text = result.to_wire()["explain"]["after"]
     assert "sel=0.5 [0.377, 0.623] sample" in text
+
+
+def test_a_rare_conjunction_falls_back_to_combining_its_parts():
+    from costmodel.catalog import ColumnStats
+
+    rows = 1_000_000.0
+    infos = {
+        1: ColumnInfo(ColumnStats(ndv=200_000, min=1, max=200_000, null_count=0), rows, "t", "x"),
+        2: ColumnInfo(ColumnStats(ndv=50, min=1, max=50, null_count=0), rows, "t", "s"),
+    }
+    smp = Sample.from_columns("t", rows, {"x": list(range(1000, 2000)), "s": [i % 50 + 1 for i in range(1000)]})
+    sources = (SampleSource({"t": smp}, ColumnStatsSource()), ColumnStatsSource())
+    rare = call("and", call("=", X, lit(7)), call("<", S, lit(40)))
+    est = Estimator(infos, sources).estimate(rare)
+    # x = 7 from statistics (1 / 200,000), s < 40 from the sample (78%): about 3.9 rows of a million
+    assert est.selectivity * rows == pytest.approx(3.9, rel=0.05)

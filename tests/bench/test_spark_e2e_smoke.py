@@ -1,0 +1,75 @@
+"""bench/spark_e2e.py end to end at scale 0.01: one run each, three queries, on the shared Spark session."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.spark_session import get_spark, java_available
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_bench():
+    spec = importlib.util.spec_from_file_location("spark_e2e_bench", ROOT / "bench" / "spark_e2e.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    if not java_available():
+        pytest.skip("no Java runtime: local Spark cannot start")
+    local = Path(sys.executable).with_name("tpchgen-cli")
+    if not (local.exists() or shutil.which("tpchgen-cli")):
+        pytest.skip("tpchgen-cli is not installed")
+    bench = _load_bench()
+    tmp = tmp_path_factory.mktemp("spark_e2e")
+    output = tmp / "spark_e2e.json"
+    argv = ["--scale", "0.01", "--runs", "1", "--queries", "q03,q06,q14", "--timeout", "60",
+            "--udf-loops", "2", "--data-root", str(tmp / "data"), "--output", str(output)]
+    return bench.main(argv, spark=get_spark()), output
+
+
+def test_configurations_agree_on_rows(outcome: tuple[dict, Path]) -> None:
+    result, _ = outcome
+    assert sorted(result["queries"]) == ["q03", "q06", "q14"]
+    for name, row in result["queries"].items():
+        counts = {k: row[k]["row_count"] for k in ("A", "B", "C")}
+        assert None not in counts.values(), (name, counts, row["results"])
+        assert len(set(counts.values())) == 1, (name, counts)
+        assert row["results_agree"] is True, (name, row["results"])
+        for k in ("A", "B", "C"):
+            assert row[k]["median_s"] is not None and row[k]["median_s"] > 0, (name, k, row[k])
+    assert result["mismatches"] == []
+    udf = result["expensive_predicate"]
+    assert udf["results_agree"] is True, udf["results"]
+
+
+def test_plan_checks_see_the_settings(outcome: tuple[dict, Path]) -> None:
+    """A pushes nothing into the scans of a join query, C does; q14's comma join becomes a nested loop in A."""
+    result, _ = outcome
+    q03 = result["queries"]["q03"]
+    assert all(not s["pushed"] for s in q03["A"]["plan_check"]["scans"])
+    assert all(s["pushed"] for s in q03["C"]["plan_check"]["scans"])
+    assert result["queries"]["q14"]["A"]["plan_check"]["nested_loop"] == 1
+    udf = result["expensive_predicate"]
+    assert udf["A"]["plan_check"]["udf_evals"] == ["above"]
+    assert udf["C"]["plan_check"]["udf_evals"] == ["below"]
+
+
+def test_json_written(outcome: tuple[dict, Path]) -> None:
+    result, output = outcome
+    written = json.loads(output.read_text())
+    assert written["scale"] == 0.01 and written["runs"] == 1
+    assert set(written["queries"]) == {"q03", "q06", "q14"}
+    assert set(written["targets"]) == {"tpch_b_at_most_c_within_noise", "udf_b_faster_than_c", "zero_mismatches"}
+    assert "b_over_c" in written["geomean"]
