@@ -21,7 +21,6 @@ import datetime as dt
 import json
 import os
 import re
-import sqlite3
 import threading
 import uuid
 from collections import OrderedDict
@@ -108,47 +107,66 @@ class StagedSample:
 
 
 class StatisticsStore:
-    """Versioned statistics per table; safe to share between threads (one connection per operation)."""
+    """Versioned statistics per table, in SQLite (default) or PostgreSQL; samples as Parquet files.
 
-    def __init__(self, db_path: Path, samples_dir: Path) -> None:
-        self.db_path = Path(db_path)
+    Safe to share between threads: one connection per operation. The backends are the history
+    store's (``service.history``): the same URLs select them.
+    """
+
+    def __init__(self, db_path: Path | None, samples_dir: Path, url: str | None = None) -> None:
+        from service.history import _Postgres, _SQLite
+
+        self.db_path = Path(db_path) if db_path is not None else None
         self.samples_dir = Path(samples_dir)
+        self.url = url
+        self._backend = _Postgres(url) if url is not None else _SQLite(self.db_path)
         self._ready = False
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, int], Sample] = OrderedDict()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StatisticsStore:
-        """SQLite from ``database_url`` (default: under ``data_dir``), samples under ``data_dir/samples``."""
+        """SQLite from ``database_url`` (default: under ``data_dir``) or PostgreSQL (``postgresql://``);
+        samples under ``data_dir/samples`` either way."""
         url = settings.database_url or ""
-        if not url.startswith("sqlite:///"):
-            raise ValueError(f"the statistics store supports sqlite:/// URLs only for now, not {url.split(':', 1)[0]}")
-        return cls(Path(url.removeprefix("sqlite:///")), settings.data_dir / "samples")
+        if url.startswith("sqlite:///"):
+            return cls(Path(url.removeprefix("sqlite:///")), settings.data_dir / "samples")
+        if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+            return cls(None, settings.data_dir / "samples", url.replace("postgresql+psycopg://", "postgresql://"))
+        raise ValueError(f"the statistics store supports sqlite:/// and postgresql:// URLs, not {url.split(':', 1)[0]}")
 
     # ------------------------------------------------------------ database
 
+    def _exists(self) -> bool:
+        """False while an SQLite file was never created: reading then needs no file."""
+        return self.db_path is None or self.db_path.exists()
+
     @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        if not self._ready:
-            self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
+    def _connect(self) -> Iterator[Any]:
+        con = self._backend.open()
         try:
             if not self._ready:
-                con.execute("PRAGMA journal_mode=WAL")
-                con.executescript(_SCHEMA)
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    con.execute(statement)
+                if self.db_path is None:
+                    con.commit()
                 self._ready = True
             yield con
         finally:
             con.close()
 
+    def _query(self, con: Any, statement: str, params: tuple[Any, ...] = ()) -> Any:
+        return con.execute(self._backend.sql(statement), params)
+
     def tables(self) -> list[StoredTable]:
         """The current version of every table, by name."""
-        if not self.db_path.exists():
+        if not self._exists():
             return []
         with self._connect() as con:
-            rows = con.execute(
+            rows = self._query(
+                con,
                 "SELECT v.name, v.version, v.created_at, v.stats_json, v.sample_path FROM current_versions c "
-                "JOIN table_versions v ON v.name = c.name AND v.version = c.version ORDER BY v.name"
+                "JOIN table_versions v ON v.name = c.name AND v.version = c.version ORDER BY v.name",
             ).fetchall()
         return [StoredTable(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
@@ -156,23 +174,24 @@ class StatisticsStore:
         return [t.name for t in self.tables()]
 
     def versions(self, name: str) -> list[int]:
-        if not self.db_path.exists():
+        if not self._exists():
             return []
         with self._connect() as con:
-            rows = con.execute("SELECT version FROM table_versions WHERE name = ? ORDER BY version", (name,))
+            rows = self._query(con, "SELECT version FROM table_versions WHERE name = ? ORDER BY version", (name,))
             return [r[0] for r in rows.fetchall()]
 
     def get(self, name: str, version: int | None = None) -> StoredTable | None:
         """The current version, or the given one; ``None`` when there is no such table or version."""
-        if not self.db_path.exists():
+        if not self._exists():
             return None
         with self._connect() as con:
             if version is None:
-                found = con.execute("SELECT version FROM current_versions WHERE name = ?", (name,)).fetchone()
+                found = self._query(con, "SELECT version FROM current_versions WHERE name = ?", (name,)).fetchone()
                 if found is None:
                     return None
                 version = int(found[0])
-            row = con.execute(
+            row = self._query(
+                con,
                 "SELECT name, version, created_at, stats_json, sample_path FROM table_versions "
                 "WHERE name = ? AND version = ?",
                 (name, version),
@@ -203,9 +222,14 @@ class StatisticsStore:
         created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         body = json.dumps(stats, allow_nan=False)
         with self._connect() as con:
-            con.execute("BEGIN IMMEDIATE")  # takes the write lock: the version number below is ours
+            if self.db_path is not None:
+                con.execute("BEGIN IMMEDIATE")  # takes the write lock: the version number below is ours
+            else:  # one committer at a time per store, across processes
+                con.execute("SELECT pg_advisory_xact_lock(hashtext('pushdown.statistics'))")
             try:
-                (latest,) = con.execute("SELECT MAX(version) FROM table_versions WHERE name = ?", (name,)).fetchone()
+                (latest,) = self._query(
+                    con, "SELECT MAX(version) FROM table_versions WHERE name = ?", (name,)
+                ).fetchone()
                 version = int(latest or 0) + 1
                 relative = None
                 if staged.path is not None:
@@ -213,19 +237,27 @@ class StatisticsStore:
                     # a crash after this rename and before COMMIT leaves an unreferenced file that the next
                     # commit of this version number replaces
                     os.replace(staged.path, self.samples_dir / relative)
-                con.execute(
+                self._query(
+                    con,
                     "INSERT INTO table_versions (name, version, created_at, stats_json, sample_path) "
                     "VALUES (?, ?, ?, ?, ?)",
                     (name, version, created, body, relative),
                 )
-                con.execute(
+                self._query(
+                    con,
                     "INSERT INTO current_versions (name, version) VALUES (?, ?) "
                     "ON CONFLICT (name) DO UPDATE SET version = excluded.version",
                     (name, version),
                 )
-                con.execute("COMMIT")
+                if self.db_path is not None:
+                    con.execute("COMMIT")
+                else:
+                    con.commit()
             except BaseException:
-                con.execute("ROLLBACK")
+                if self.db_path is not None:
+                    con.execute("ROLLBACK")
+                else:
+                    con.rollback()
                 raise
         return version
 

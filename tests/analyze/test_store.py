@@ -99,8 +99,10 @@ def test_unsafe_names_are_refused(name: str) -> None:
 def test_settings_choose_sqlite_under_the_data_dir(tmp_path: Path) -> None:
     store = StatisticsStore.from_settings(Settings(data_dir=tmp_path, api_token=None))
     assert store.db_path == tmp_path / "pushdown.db" and store.samples_dir == tmp_path / "samples"
+    on_postgres = StatisticsStore.from_settings(Settings(data_dir=tmp_path, database_url="postgresql://u@db/p"))
+    assert on_postgres.url == "postgresql://u@db/p" and on_postgres.db_path is None
     with pytest.raises(ValueError, match="sqlite"):
-        StatisticsStore.from_settings(Settings(database_url="postgresql://u@db/p"))
+        StatisticsStore.from_settings(Settings(database_url="mysql://u@db/p"))
 
 
 def test_arrow_to_sample_types_and_null_masks() -> None:
