@@ -143,7 +143,12 @@ class StatisticsStore:
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[Any]:
-        con = self._backend.open()
+        try:
+            con = self._backend.open()
+        except Exception as exc:  # an unreachable server is the service's problem, said as a 503
+            raise InputError(
+                "statistics_unavailable", f"the statistics store cannot be reached ({type(exc).__name__})", "$"
+            ) from exc
         try:
             if not self._ready:
                 for statement in filter(str.strip, _SCHEMA.split(";")):

@@ -204,8 +204,11 @@ def test_the_routes_need_the_token(serve: Serve, make_settings: Callable[..., Se
     assert not (tmp_path / "pushdown.db").exists()  # reading an empty store creates nothing
 
 
-def test_an_unsupported_store_answers_503(serve: Serve, make_settings: Callable[..., Settings]) -> None:
-    with serve(make_app(make_settings(database_url="postgresql://u@db/p"))) as url:
+@pytest.mark.parametrize("database_url", ["mysql://u@db/p", "postgresql://u@unreachable.invalid/p"])
+def test_an_unsupported_or_unreachable_store_answers_503(
+    serve: Serve, make_settings: Callable[..., Settings], database_url: str
+) -> None:
+    with serve(make_app(make_settings(database_url=database_url))) as url:
         response = httpx.get(url + "/tables")
         assert (response.status_code, response.json()["error"]) == (503, "statistics_unavailable")
         ref = {"sql": SQL, "catalog": {"tables": {"events": {"ref": "events"}}}}
