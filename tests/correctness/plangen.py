@@ -115,8 +115,10 @@ class PlanGenerator:
             found = {"subquery": inner, "kind": "exists"}
         return {"fn": "not", "args": [found]} if self.rng.random() < 0.3 else found
 
-    def predicate(self, rel: Rel) -> dict[str, Any]:
-        roll = self.rng.random()
+    def predicate(self, rel: Rel, special: bool = True) -> dict[str, Any]:
+        """A WHERE predicate; ``special`` adds subqueries and non-deterministic parts (not in a join's ON:
+        engines refuse those there)."""
+        roll = self.rng.random() if special else 0.1 + 0.9 * self.rng.random()
         if roll < 0.06:
             found = self.subquery(rel)
             if found is not None:
@@ -252,7 +254,7 @@ class PlanGenerator:
                     side = self.rng.choice([left, right])
                     parts.append(self.atom(side))
                 if self.rng.random() < 0.2:
-                    parts.append(self.predicate(both))
+                    parts.append(self.predicate(both, special=False))
                 on = parts[0] if len(parts) == 1 else {"fn": "and", "args": parts}
         plan = {"op": "join", "type": jtype, "on": on, "left": left.plan, "right": right.plan}
         if jtype in ("semi", "anti"):
