@@ -19,7 +19,7 @@ from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.estimate import ColumnInfo, Estimator
-from costmodel.expr import Call, Column, Expr, and_, column_ids, conjuncts, per_row_cost
+from costmodel.expr import Call, Column, Expr, Subquery, and_, column_ids, conjuncts, per_row_cost, walk
 from costmodel.options import Options
 from costmodel.plan import (
     Aggregate,
@@ -35,6 +35,7 @@ from costmodel.plan import (
     Sort,
     Window,
     children,
+    node_expressions,
     op_name,
     output_fields,
     walk_plan,
@@ -83,8 +84,6 @@ class _Est:
 
 def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
     """Statistics of every base column the plan scans, by cid (subqueries included)."""
-    from costmodel.expr import Subquery, walk
-
     out: dict[int, ColumnInfo] = {}
     stack = [plan]
     while stack:
@@ -96,8 +95,6 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
                     stats = table.stats_for(f.name) if table is not None else None
                     rows = table.row_count if table is not None else None
                     out[f.cid] = ColumnInfo(stats, rows, node.table, f.name)
-            from costmodel.plan import node_expressions
-
             for expr in node_expressions(node):
                 stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
     return out

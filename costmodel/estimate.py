@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from costmodel.catalog import ColumnStats
-from costmodel.expr import Call, Column, Expr, Literal, Subquery
+from costmodel.expr import Call, Column, Expr, Literal, Subquery, like_regex
 from costmodel.fold import Truth, constant_truth
 
 #: Weakest last. A combined estimate reports the weakest source of its parts.
@@ -271,12 +271,7 @@ class ColumnStatsSource:
         return None
 
     def _like_from_mcv(self, info: ColumnInfo, pattern: str, negate: bool) -> float | None:
-        import re
-
-        regex = re.compile(
-            "^" + "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern) + "$",
-            re.DOTALL,
-        )
+        regex = like_regex(pattern)
         stats = info.stats
         assert stats is not None and stats.mcv
         covered = sum(freq for _, freq in stats.mcv)
@@ -342,12 +337,16 @@ class DefaultSource:
         return DEFAULTS["other"]
 
 
+#: The chain when no sample is known: catalog statistics, then (always) the defaults.
+DEFAULT_SOURCES: tuple[SelectivitySource, ...] = (ColumnStatsSource(),)
+
+
 @dataclass
 class Estimator:
     """Estimates a predicate's selectivity through a chain of sources, with a cache."""
 
     columns: Mapping[int, ColumnInfo]
-    sources: tuple[SelectivitySource, ...] = (ColumnStatsSource(),)
+    sources: tuple[SelectivitySource, ...] = DEFAULT_SOURCES
 
     def __post_init__(self) -> None:
         self._cache: dict[Expr, SelectivityEstimate] = {}

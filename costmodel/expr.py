@@ -9,6 +9,7 @@ it holds aggregate or window calls, and what it costs per row.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -240,6 +241,12 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
 def substitute(expr: Expr, mapping: Mapping[int, Expr]) -> Expr:
     """Replace columns by cid, e.g. a project's output column by the expression that computes it."""
     return transform(expr, lambda node: mapping.get(node.cid) if isinstance(node, Column) else None)
+
+
+def like_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
+    """SQL LIKE as a regex: ``%`` any run, ``_`` one character, everything else literal."""
+    body = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
+    return re.compile(f"^{body}$", re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
 
 # ---------------------------------------------------------------- cost

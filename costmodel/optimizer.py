@@ -22,7 +22,7 @@ from typing import Any
 
 from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, NodeCost, column_infos, savings
-from costmodel.estimate import Estimator, SelectivitySource
+from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
 from costmodel.explain import explain
 from costmodel.expr import (
     FALSE,
@@ -51,6 +51,7 @@ from costmodel.placement import (
     placements_of,
 )
 from costmodel.plan import (
+    OP_NAMES,
     Distinct,
     Filter,
     IdAllocator,
@@ -305,12 +306,10 @@ class _Reporter:
         est = self.model.estimator.estimate(pos.form)
         s = est.selectivity
         c = self.model.predicate_cost(pos.form)
-        if isinstance(node, Filter) and row is not None:
-            k = row.k
-        else:
-            k = self.options.k("union" if node.__class__.__name__ == "SetOp" else _op(node))
         if row is None:
             return {}
+        # a filter's k is its predicates' short-circuit cost; every set operation costs as a union
+        k = row.k if isinstance(node, Filter) else self.options.k(OP_NAMES[type(node)])
         rows_in = row.inputs[side] if side is not None and side < len(row.inputs) else row.rows_in
         r = _ratio(row.rows_out, rows_in)
         p = 1 - s
@@ -352,9 +351,7 @@ class _Reporter:
         def visit(pos: Position) -> None:
             if pos.kind == SCAN or pos.form_from_where:
                 return
-            side = None
-            if pos.below and isinstance(pos.node, Join):
-                side = children(pos.node).index(pos.below[0].node) if pos.below[0].node in children(pos.node) else None
+            side = pos.entered_child() if isinstance(pos.node, Join) else None
             entry: dict[str, Any] = {"predicate": to_sql(pos.form), "operator": pos.node.id}
             if id(pos) in in_cut:
                 if pos.stop is not None:
@@ -387,12 +384,6 @@ class _Reporter:
 
         visit(pred.root)
         return out
-
-
-def _op(node: Node) -> str:
-    from costmodel.plan import op_name
-
-    return op_name(node)
 
 
 # ---------------------------------------------------------------- entry points
@@ -442,7 +433,7 @@ def optimize(
     options = options or Options()
     if sys.getrecursionlimit() < 20000:
         sys.setrecursionlimit(20000)
-    estimator = Estimator(column_infos(plan, catalog), sources or Estimator.__dataclass_fields__["sources"].default)
+    estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
     before = model.table(plan)
 
@@ -480,8 +471,7 @@ def optimize(
         if node is None:
             return False
         row = model.node_cost(node)
-        kids = children(pos.node)
-        side = next((i for i, kid in enumerate(kids) if kid.id == below.node.id), 0)
+        side = pos.entered_child() or 0
         rows_in = row.inputs[side] if side < len(row.inputs) else row.rows_in
         return rows_in > 0 and row.rows_out >= rows_in * (1 - 1e-9)
 
@@ -537,4 +527,4 @@ def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[s
     return optimize(node, cat, opts).to_wire()
 
 
-__all__ = ["OptimizeResult", "optimize", "optimize_wire", "column_ids"]
+__all__ = ["OptimizeResult", "optimize", "optimize_wire"]

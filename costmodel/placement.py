@@ -43,6 +43,13 @@ class Position:
     def key(self) -> tuple[str, str]:
         return (self.node.id, self.kind)
 
+    def entered_child(self) -> int | None:
+        """Which input of ``node`` the first position below enters (by id), or None."""
+        if not self.below:
+            return None
+        target = self.below[0].node.id
+        return next((i for i, kid in enumerate(children(self.node)) if kid.id == target), None)
+
 
 @dataclass(eq=False)
 class Pred:
@@ -298,6 +305,17 @@ def place(
         pred.cut = [] if pred.kind == "derived" else [pred.root]
     if mode == "never":
         return absent_costs, None
+    def best_at(pred: Pred, start: Built) -> tuple[list[Position], float, Callable[[list[Position]], float]]:
+        """The best cut of ``pred`` with the other predicates as in ``start``, and the costing used."""
+        where = pred.cut
+
+        def cost(cut: list[Position]) -> float:
+            return total(materializer.move(start, pred.index, where, cut).root)
+
+        passes = None if free_pass is None else (lambda pos: free_pass(pos, start))
+        cut, cut_cost = best_cut(pred, cost, passes)
+        return cut, cut_cost, cost
+
     current = materializer.build(placements_of(preds)) if mode == "cost" else None
     for pred in preds:
         if mode == "cost" and fallback_from is None and over_budget():
@@ -306,13 +324,7 @@ def place(
             pred.cut = deepest(pred.root) if pred.kind != "derived" or mode == "always" else []
             continue
         assert current is not None
-        start, where = current, pred.cut
-
-        def cost(cut: list[Position], start: Built = start, where: list[Position] = where, index: int = pred.index):
-            return total(materializer.move(start, index, where, cut).root)
-
-        passes = None if free_pass is None else (lambda pos, built=start: free_pass(pos, built))
-        cut, cut_cost = best_cut(pred, cost, passes)
+        cut, cut_cost, cost = best_at(pred, current)
         if pred.kind == "derived":
             absent = cost([])
             absent_costs[pred.index] = absent
@@ -327,14 +339,7 @@ def place(
         for pred in preds:
             if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
                 continue
-            start, where = current, pred.cut
-
-            def cost_again(cut: list[Position], start: Built = start, where: list[Position] = where,
-                           index: int = pred.index) -> float:
-                return total(materializer.move(start, index, where, cut).root)
-
-            passes = None if free_pass is None else (lambda pos, built=start: free_pass(pos, built))
-            cut, _ = best_cut(pred, cost_again, passes)
+            cut, _, _ = best_at(pred, current)
             current = materializer.move(current, pred.index, pred.cut, cut)
             pred.cut = cut
     return absent_costs, fallback_from

@@ -14,14 +14,13 @@ declines, and the chain falls back to statistics and then to defaults.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from costmodel.expr import Call, Column, Expr, Literal
+from costmodel.expr import Call, Column, Expr, Literal, like_regex
 
 
 @dataclass(frozen=True)
@@ -302,7 +301,7 @@ class _Evaluator:
             pattern = expr.args[1].value
             if not isinstance(pattern, str):
                 raise Unsupported("LIKE with a non-string pattern")
-            regex = _like_regex(pattern, ignore_case=fn == "ilike")
+            regex = like_regex(pattern, ignore_case=fn == "ilike")
             matched = np.fromiter((isinstance(v, str) and regex.match(v) is not None for v in values),
                                   dtype=bool, count=self.n)
             if fn == "not_like":
@@ -338,11 +337,6 @@ def _compare(fn: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if result.dtype != bool:
         result = result.astype(bool)
     return result
-
-
-def _like_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
-    body = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
-    return re.compile(f"^{body}$", re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
 
 class SampleSource:

@@ -22,7 +22,7 @@ from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.errors import PlanError
-from costmodel.expr import Call, Column, Expr, Literal, Subquery, walk
+from costmodel.expr import Call, Column, Expr, Literal, Subquery
 from costmodel.plan import (
     Aggregate,
     Alias,
@@ -524,10 +524,7 @@ class _Namer:
             return col.name
         for f in self.scope:
             if f.cid == col.cid:
-                qualified = f"{f.qualifier}.{f.name}" if f.qualifier else f.name
-                if index.get(qualified.lower()) == {col.cid} or not f.qualifier:
-                    return qualified
-                return qualified
+                return f"{f.qualifier}.{f.name}" if f.qualifier else f.name
         return col.name  # an outer (correlated) reference keeps its spelling
 
 
@@ -651,6 +648,3 @@ def _index_to_wire(index: IndexLookup, namer: _Namer) -> dict[str, Any]:
     return {"name": index.index, "columns": list(index.columns),
             "predicates": [expr_to_wire(p, namer) for p in index.predicates]}
 
-
-def expr_columns_named(expr: Expr) -> list[str]:
-    return [node.name for node in walk(expr) if isinstance(node, Column)]
