@@ -253,13 +253,14 @@ def _simplify_outer_joins(stripped: _Stripped, options: Options) -> Node:
 
 def _derive(stripped: _Stripped, skeleton: Node, options: Options) -> None:
     preds = stripped.preds
+    limit = len(preds) + MAX_DERIVED  # derived predicates are appended to the same list
     seen = {(p.root.node.id, p.root.kind, p.form) for p in preds}
     queue: list[Pred] = []
 
     def add(join: Join, side: int, form: Expr, reason: str) -> None:
         child = children(join)[side]
         key = (child.id, ABOVE, form)
-        if key in seen or len(preds) >= MAX_DERIVED + len(stripped.preds):
+        if key in seen or len(preds) >= limit:
             return
         seen.add(key)
         root = build_region(Position(child, ABOVE, form), options.scan_pushdown)

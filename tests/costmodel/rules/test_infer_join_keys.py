@@ -1,6 +1,6 @@
 """Transitive inference over equi-join keys, keeping the original."""
 
-from tests.costmodel.dsl import E, after, c, filter_, join, run, scan, table, tree
+from tests.costmodel.dsl import E, after, and_, c, filter_, join, run, scan, table, tree
 
 T = {"l": table({"k": "int", "x": "int"}, rows=1000), "r": table({"k": "int", "z": "int"}, rows=1000),
      "s": table({"k": "string"}, rows=1000)}
@@ -56,3 +56,12 @@ def test_cost_mode_skips_an_inferred_filter_that_does_not_pay():
         {"col": "l.k"}], "cost": 10_000}) > 0)
     result = run(plan, tables)
     assert all(d["reason"] != "inferred_from_join_keys" or d["action"] == "kept" for d in result.decisions)
+
+
+def test_derived_predicates_are_capped(monkeypatch):
+    import costmodel.optimizer
+
+    plan = filter_(join(scan("l"), scan("r"), c("l.k") == c("r.k")), and_(c("l.k") > 5, c("l.k") < 9))
+    assert sum(d["reason"] == "inferred_from_join_keys" for d in run(plan, T, mode="always").decisions) == 2
+    monkeypatch.setattr(costmodel.optimizer, "MAX_DERIVED", 1)
+    assert sum(d["reason"] == "inferred_from_join_keys" for d in run(plan, T, mode="always").decisions) == 1
