@@ -79,8 +79,7 @@ class OptimizeRequest(BaseModel):
     def _plan_or_sql(self) -> OptimizeRequest:
         given = sum(x is not None for x in (self.plan, self.sql, self.substrait))
         if given != 1:
-            message = "exactly one of plan or sql is required" if self.substrait is None else (
-                "exactly one of plan, sql or substrait is required")
+            message = "exactly one of plan, sql or substrait is required"
             raise PydanticCustomError("plan_or_sql", message)
         return self
 
@@ -164,6 +163,14 @@ class Decision(BaseModel):
     r1: float | None = None
     lhs: float | None = Field(default=None, description="1 - r")
     rhs: float | None = Field(default=None, description="p * r1")
+    selectivity: float | None = Field(default=None, description="The estimate behind p (p = 1 - selectivity).")
+    interval: list[float] | None = Field(default=None, description="The estimate's interval.")
+    source: str | None = Field(default=None, description="sample, statistics, default or constant.")
+    uncertain: bool | None = Field(
+        default=None, description="True when the inequality holds at one end of the interval and not the other."
+    )
+    cost_if_kept: float | None = Field(default=None, description="Plan total with the predicate above the operator.")
+    cost_if_pushed: float | None = Field(default=None, description="Best plan total with it below the operator.")
 
 
 class Estimate(BaseModel):
@@ -172,7 +179,8 @@ class Estimate(BaseModel):
     predicate: str
     selectivity: float
     interval: list[float] | None = None
-    source: str = Field(description="sample, statistics or default.")
+    source: str = Field(description="sample, statistics, default or constant.")
+    sample_size: int | None = Field(default=None, description="Rows of the sample, when the source is a sample.")
 
 
 class Explain(BaseModel):
@@ -192,10 +200,14 @@ class OptimizeResponse(BaseModel):
     )
     decisions: list[Decision]
     estimates: list[Estimate]
-    rewrites: list[Any]
+    rewrites: list[Any] = Field(description="Outer joins made inner, always-true conjuncts dropped, never-true ones.")
+    scans: list[Any] = Field(
+        default_factory=list, description="Per scan: containers pruned and kept, and the index lookup considered."
+    )
     warnings: list[Any]
     cost: Cost
     explain: Explain
+    model_version: str | None = Field(default=None, description="The cost model's version.")
 
 
 class ErrorResponse(BaseModel):

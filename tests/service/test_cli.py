@@ -100,7 +100,7 @@ def test_optimize_reads_stdin(clean_env: dict[str, str]) -> None:
             "$.plan.table",
         ),
         ('{"plan": {"op": "scan",}}', "malformed JSON", "$"),
-        ('{"plan": {}, "sql": "SELECT 1"}', "exactly one of plan or sql is required", "$"),
+        ('{"plan": {}, "sql": "SELECT 1"}', "exactly one of plan, sql or substrait is required", "$"),
         ('{"plan": ' + '{"op": "filter", "input": ' * 10_000 + "{}" + "}" * 10_001, "nests 10002 levels", "$"),
     ],
     ids=["plan-error", "malformed", "envelope", "too-deep"],
