@@ -1,0 +1,28 @@
+"""The few numbers of an ``/optimize`` answer worth keeping in XCom."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+
+def summarize(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """What goes to XCom: ids, cost before and after, savings, the rewritten SQL and a count of decisions.
+
+    >>> s = summarize({"request_id": "r1", "cost": {"before": {"total": 10.0}, "after": {"total": 4.0},
+    ...                "savings": 0.6}, "decisions": [{"action": "pushed"}, {"action": "kept"}], "sql": "SELECT 1"})
+    >>> s["cost_before"], s["cost_after"], s["savings"], s["decisions"]
+    (10.0, 4.0, 0.6, {'pushed': 1, 'kept': 1})
+    """
+    cost = answer.get("cost", {})
+    return {
+        "request_id": answer.get("request_id"),
+        "cost_before": cost.get("before", {}).get("total"),
+        "cost_after": cost.get("after", {}).get("total"),
+        "savings": cost.get("savings"),
+        "sql": answer.get("sql"),
+        "decisions": dict(Counter(str(d.get("action")) for d in answer.get("decisions", []))),
+        "warnings": len(answer.get("warnings", [])),
+        "model_version": answer.get("model_version"),
+    }
