@@ -33,7 +33,10 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     data_dir: Path = Path("./data")
-    database_url: str | None = Field(default=None, description="Defaults to SQLite under data_dir. Unused for now.")
+    database_url: str | None = Field(
+        default=None,
+        description="History and statistics: sqlite:///path or postgresql://...; defaults to SQLite under data_dir.",
+    )
     spark_master: str = "local[*]"
     analyze_sample_rows: int = Field(
         default=100_000, ge=0, description="Rows the analyze job samples per table (Bernoulli, fixed seed)."

@@ -18,6 +18,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from service.settings import Settings
+from tests.postgres import postgres  # noqa: F401  (the session-wide PostgreSQL server fixture)
 
 
 def _make_settings(**overrides: Any) -> Settings:

@@ -15,8 +15,8 @@ from fastapi import FastAPI
 from api.app import create_app
 from service.history import HistoryRecorder, HistoryStore, Record
 from service.settings import Settings
-from tests.history.conftest import free_port
 from tests.history.requests import request
+from tests.postgres import free_port
 
 Serve = Callable[[FastAPI], AbstractContextManager[str]]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.history.conftest import free_port
 from tests.history.requests import MIX, request
+from tests.postgres import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
