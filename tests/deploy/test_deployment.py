@@ -296,3 +296,104 @@ def test_postgres_init_script_gives_airflow_its_own_database(stack, postgres: Po
         con.execute("CREATE TABLE airflow_can_write (id int)")
         owner = con.execute("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()")
         assert owner.fetchone() == (airflow_url.username,)
+
+
+# ---------------------------------------------------------------- the image's files, booted with the stack's env
+
+
+def _image_context(dest: Path) -> Path:
+    """The files the service's Dockerfile COPYs, laid out as in its WORKDIR; nothing else of the checkout."""
+    for op, args in _instructions(SERVICE_DOCKERFILE):
+        if op != "COPY":
+            continue
+        *sources, target = [part for part in args.split() if not part.startswith("--")]
+        for source in sources:
+            into = dest / target / Path(source).name if target.endswith("/") else dest / target
+            if (ROOT / source).is_dir():
+                shutil.copytree(ROOT / source, into, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                into.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(ROOT / source, into)
+    return dest
+
+
+@pytest.mark.slow
+def test_image_files_install_and_serve_with_the_stacks_environment(stack, postgres: PostgresServer, tmp_path):
+    """What the image runs, short of Docker: the project installed from the COPYed files only (not the
+    checkout), started with the compose file's environment against a real PostgreSQL; it answers /healthz,
+    /optimize with the token, the dashboard (packaged static files) and records history in PostgreSQL."""
+    import sys
+    import time
+
+    import httpx
+
+    from tests.postgres import free_port
+
+    context = _image_context(tmp_path / "context")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    install = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", str(context)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+
+    env = dict(stack["services"]["pushdown"]["environment"])
+    database = urlparse(env["PUSHDOWN_DATABASE_URL"])
+    url = postgres.new_database()
+    port = free_port()
+    env.update(
+        PUSHDOWN_DATABASE_URL=url,
+        PUSHDOWN_DATA_DIR=str(tmp_path / "state"),
+        PUSHDOWN_HOST="127.0.0.1",
+        PUSHDOWN_PORT=str(port),
+    )
+    assert database.scheme == urlparse(url).scheme == "postgresql"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
+    where = subprocess.run(
+        [venv / "bin" / "python", "-c", "import api, service; print(api.__file__, service.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=clean,
+        timeout=60,
+    )
+    assert where.stdout.count(str(venv)) == 2, f"not the installed copy: {where.stdout}{where.stderr}"
+
+    log = (tmp_path / "service.log").open("w")
+    server = subprocess.Popen(
+        [venv / "bin" / "pushdown", "serve"], cwd=tmp_path, env={**clean, **env}, stdout=log, stderr=subprocess.STDOUT
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, (tmp_path / "service.log").read_text()
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the service did not come up"
+            time.sleep(0.2)
+        auth = {"Authorization": f"Bearer {env['PUSHDOWN_API_TOKEN']}"}
+        request = {"sql": "SELECT a FROM t WHERE a > 1", "catalog": {"tables": {"t": {"columns": [{"name": "a"}]}}}}
+        assert httpx.post(f"{base}/optimize", json=request, timeout=30).status_code == 401
+        answer = httpx.post(f"{base}/optimize", json=request, headers=auth, timeout=30)
+        assert answer.status_code == 200, answer.text
+        assert httpx.get(f"{base}/dashboard", headers=auth, timeout=10).status_code == 200
+        request_id = answer.json()["request_id"]
+        deadline = time.monotonic() + 10
+        while httpx.get(f"{base}/api/optimizations/{request_id}", headers=auth, timeout=10).status_code != 200:
+            assert time.monotonic() < deadline, "the answer was not recorded in PostgreSQL"
+            time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        assert con.execute("SELECT count(*) FROM optimizations WHERE id = %s", [request_id]).fetchone() == (1,)
