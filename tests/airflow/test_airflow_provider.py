@@ -9,7 +9,6 @@ runs ``airflow db migrate`` in a temporary AIRFLOW_HOME, the hook, operator and 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -18,29 +17,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-VENV = ROOT / ".venv-airflow"
+from tests.airflow.conftest import ROOT, clean_env
+
 #: Every module of the provider's suite must run and pass: a collection error or a skip is a failure here.
 REQUIRED_MODULES = {"test_example_dag", "test_hook", "test_operator", "test_provider", "test_trigger"}
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PUSHDOWN_", "AIRFLOW"))}
-    return {**env, **extra}
-
-
-@pytest.fixture(scope="module")
-def airflow_python() -> Path:
-    done = subprocess.run(
-        ["bash", "scripts/airflow-venv.sh"],
-        cwd=ROOT,
-        env=_env(PYTHON=sys.executable, PUSHDOWN_AIRFLOW_VENV=str(VENV)),
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert done.returncode == 0, f"building {VENV} failed:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
-    return VENV / "bin" / "python"
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
@@ -61,7 +41,7 @@ def test_provider_suite_passes_in_real_airflow(airflow_python: Path, tmp_path: P
     done = subprocess.run(
         [*command, f"--junitxml={junit}"],
         cwd=ROOT,
-        env=_env(PUSHDOWN_SERVICE_PYTHON=sys.executable),
+        env=clean_env(PUSHDOWN_SERVICE_PYTHON=sys.executable),
         capture_output=True,
         text=True,
         timeout=1500,

