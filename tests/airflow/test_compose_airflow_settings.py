@@ -12,6 +12,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.airflow.conftest import clean_env
 from tests.deploy.compose import resolved
 
@@ -40,6 +42,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow  # builds .venv-airflow on first use
 def test_compose_airflow_options_are_airflows_and_the_connection_is_the_providers(airflow_python: Path, tmp_path):
     stack = resolved(PUSHDOWN_API_TOKEN="tok-from-env")
     service = stack["services"]["pushdown"]["environment"]
