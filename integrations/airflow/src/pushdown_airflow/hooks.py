@@ -81,7 +81,7 @@ class PushdownHook(HttpHook):
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
         """How the connection form reads in Airflow's UI."""
         return {
-            "hidden-fields": ["login", "extra"],
+            "hidden-fields": ["login"],  # extra stays: TLS verification, proxies, headers (HttpHook reads them)
             "relabeling": {"password": "API token", "schema": "Scheme"},
             "placeholders": {"host": "pushdown", "port": "8000", "schema": "http", "password": "PUSHDOWN_API_TOKEN"},
         }
