@@ -23,6 +23,7 @@ import pytest
 from service.settings import Settings
 from tests.deploy.compose import ROOT, compose, compose_variables, resolved, tool
 from tests.postgres import PostgresServer
+from tests.serving import free_port, wait_for_health
 
 SERVICE_DOCKERFILE = ROOT / "Dockerfile"
 AIRFLOW_DOCKERFILE = ROOT / "docker" / "airflow" / "Dockerfile"
@@ -296,7 +297,6 @@ def test_image_files_install_and_serve_with_the_stacks_environment(stack, postgr
 
     import httpx
 
-    from tests.postgres import free_port
 
     context = _image_context(tmp_path / "context")
     venv = tmp_path / "venv"
@@ -337,16 +337,7 @@ def test_image_files_install_and_serve_with_the_stacks_environment(stack, postgr
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (tmp_path / "service.log").read_text()
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the service did not come up"
-            time.sleep(0.2)
+        wait_for_health(base, server, 60, output=(tmp_path / "service.log").read_text)
         auth = {"Authorization": f"Bearer {env['PUSHDOWN_API_TOKEN']}"}
         request = {"sql": "SELECT a FROM t WHERE a > 1", "catalog": {"tables": {"t": {"columns": [{"name": "a"}]}}}}
         assert httpx.post(f"{base}/optimize", json=request, timeout=30).status_code == 401

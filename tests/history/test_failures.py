@@ -16,7 +16,7 @@ from api.app import create_app
 from service.history import HistoryRecorder, HistoryStore, Record
 from service.settings import Settings
 from tests.history.requests import request
-from tests.postgres import free_port
+from tests.serving import free_port
 
 Serve = Callable[[FastAPI], AbstractContextManager[str]]
 

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.history.requests import MIX, request
-from tests.postgres import free_port
+from tests.serving import free_port, wait_for_health
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,17 +43,9 @@ def service(env: dict[str, str]) -> Iterator[httpx.Client]:
         text=True,
     )
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if http.get("/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"service did not start: {proc.communicate()[0]}")
-                time.sleep(0.1)
+        base_url = f"http://127.0.0.1:{port}"
+        wait_for_health(base_url, proc, 30, output=lambda: proc.communicate()[0])
+        with httpx.Client(base_url=base_url, timeout=30) as http:
             yield http
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ import httpx
 import pytest
 
 from service.cli import format_table, render
+from tests.serving import free_port, wait_for_health
 
 REPO = Path(__file__).resolve().parents[2]
 COST_HEADER = ["operator", "id", "rows", "received", "rows", "emitted", "k", "cost"]
@@ -123,14 +122,8 @@ def test_a_missing_file_exits_2(tmp_path: Path, clean_env: dict[str, str]) -> No
     assert "cannot read" in result.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_serve_answers_healthz_and_honours_the_environment(clean_env: dict[str, str]) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**clean_env, "PUSHDOWN_API_TOKEN": "cli-token"}
     proc = subprocess.Popen(
         [*pushdown_command(), "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
@@ -142,15 +135,8 @@ def test_serve_answers_healthz_and_honours_the_environment(clean_env: dict[str, 
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-            try:
-                health = httpx.get(f"{url}/healthz", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "pushdown serve did not start"
-                time.sleep(0.1)
+        wait_for_health(url, proc, 30, output=lambda: proc.stdout.read() if proc.stdout else "")
+        health = httpx.get(f"{url}/healthz", timeout=2)
         assert health.status_code == 200 and health.json()["status"] == "ok"
         assert httpx.post(f"{url}/optimize", json=REQUEST).status_code == 401  # PUSHDOWN_API_TOKEN was read
         ok = httpx.post(f"{url}/optimize", json=REQUEST, headers={"Authorization": "Bearer cli-token"})
