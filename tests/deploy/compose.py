@@ -22,7 +22,8 @@ def tool(name: str) -> str:
 
 def compose(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``docker-compose`` on our file, with no .env and none of the developer's variables."""
-    clean = {k: v for k, v in os.environ.items() if k not in compose_variables() and not k.startswith("COMPOSE_")}
+    ours = compose_variables()
+    clean = {k: v for k, v in os.environ.items() if k not in ours and not k.startswith("COMPOSE_")}
     return subprocess.run(
         [tool("docker-compose"), "--file", str(COMPOSE_FILE), "--env-file", os.devnull, *args],
         cwd=ROOT,

@@ -225,9 +225,7 @@ def test_service_image_is_slim_python_with_java_17_non_root_and_probed_on_health
 
 def test_service_image_installs_the_project_from_its_own_files():
     steps = _instructions(SERVICE_DOCKERFILE)
-    copied = {args.split()[0] for op, args in steps if op == "COPY"} | {
-        part for op, args in steps if op == "COPY" for part in args.split()[:-1]
-    }
+    copied = {source for op, args in steps if op == "COPY" for source in args.split()[:-1]}
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     packages = {pattern.rstrip("*") for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
     assert {"pyproject.toml", "README.md", *packages} <= copied

@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 from airflow.providers.http.hooks.http import HttpHook
 from airflow.sdk.exceptions import AirflowException
-from requests import Request, Response
+from requests import Request, Response, Session
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -90,12 +90,13 @@ class PushdownHook(HttpHook):
         super()._set_base_url(connection)
         self.base_url = service_url(connection.host, connection.port, connection.schema)
 
-    def _extract_auth(self, connection: Any) -> Any | None:
-        return None  # the token travels as a bearer header, not as basic auth
+    def _configure_session_from_auth(self, session: Session, connection: Any) -> Session:
+        """The token travels as a bearer header, not as HttpHook's basic auth."""
+        session.headers.update(auth_headers(connection.password))
+        return session
 
     def _request(self, method: str, endpoint: str, payload: dict[str, Any] | None = None) -> Response:
-        connection = self.get_connection(self.pushdown_conn_id)
-        session = self.get_conn(headers=auth_headers(connection.password))
+        session = self.get_conn()
         request = session.prepare_request(Request(method, self.url_from_endpoint(endpoint), json=payload))
         return self.run_and_check(session, request, {"check_response": False, "timeout": self.timeout})
 

@@ -119,7 +119,7 @@ class PushdownOptimizeOperator(BaseOperator):
         return self._finish(summarize(answer), answer.get("warnings", []))
 
     def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:
-        """Resumes after the trigger: its event carries the answer or the service's error."""
+        """Resumes after the trigger: its event carries the summary and warnings, or the service's error."""
         if event.get("status") != "success":
             raise self._failure(PushdownServiceError(**event["error"]))
         return self._finish(event["summary"], event["warnings"])
