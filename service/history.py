@@ -323,15 +323,34 @@ class _SQLite:
     name = "sqlite"
     flavor = "sqlite"
 
+    #: How long a connection waits for another one's lock before "database is locked".
+    busy_timeout_s = 30.0
+
     def __init__(self, path: Path) -> None:
         self.path = path
+
+    def _use_wal(self, con: Any) -> None:
+        """Switch a new database to WAL. SQLite answers a concurrent switch with "database is locked" at once,
+        without its busy handler (two processes creating the store together), so wait here as a busy handler
+        would; once the file is in WAL mode the pragma is a no-op."""
+        import sqlite3
+
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                con.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def open(self) -> Any:
         import sqlite3
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        con.execute("PRAGMA journal_mode=WAL")
+        con = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
+        self._use_wal(con)
         con.execute("PRAGMA foreign_keys=ON")
         con.execute("PRAGMA synchronous=NORMAL")
         return con
