@@ -91,6 +91,7 @@ def campaign(engine: str, count: int, seed: int) -> dict[str, Any]:
             except Exception as exc:  # the original ran: a rewrite the engine refuses is a mismatch
                 got = Counter({f"refused: {type(exc).__name__}": 1})
             if not agrees(expected, got):
+
                 def fails(candidate: dict[str, Any], mode: str = mode) -> bool:
                     try:
                         return not agrees(run(candidate), run(optimize_wire(candidate, cat, {"mode": mode})["plan"]))
@@ -102,9 +103,14 @@ def campaign(engine: str, count: int, seed: int) -> dict[str, Any]:
         if (i + 1) % max(1, count // 10) == 0:
             print(f"  {engine}: {i + 1}/{count} plans, {len(mismatches)} mismatches", flush=True)
     return {
-        "plans": count, "rewrites_compared": 2 * count, "answers_with_a_push": moved,
-        "mismatches": mismatches, "skipped_as_written": skipped, "seconds": round(time.perf_counter() - started, 1),
-        "operators": dict(ops.most_common()), "join_types": dict(joins.most_common()),
+        "plans": count,
+        "rewrites_compared": 2 * count,
+        "answers_with_a_push": moved,
+        "mismatches": mismatches,
+        "skipped_as_written": skipped,
+        "seconds": round(time.perf_counter() - started, 1),
+        "operators": dict(ops.most_common()),
+        "join_types": dict(joins.most_common()),
     }
 
 
@@ -120,8 +126,10 @@ def main() -> None:
             print(f"{engine}: {count} plans")
             results[engine] = campaign(engine, count, args.seed)
     for engine, r in results.items():
-        print(f"\n{engine}: {r['plans']} plans ({r['rewrites_compared']} rewrites compared) in {r['seconds']} s,"
-              f" {len(r['mismatches'])} mismatches; {r['answers_with_a_push']} answers moved a predicate")
+        print(
+            f"\n{engine}: {r['plans']} plans ({r['rewrites_compared']} rewrites compared) in {r['seconds']} s,"
+            f" {len(r['mismatches'])} mismatches; {r['answers_with_a_push']} answers moved a predicate"
+        )
         print(f"  operators: {r['operators']}")
         print(f"  join types: {r['join_types']}")
         for saved in r["mismatches"]:

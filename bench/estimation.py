@@ -111,117 +111,244 @@ class Predicate:
 P = Predicate
 WORKLOAD: tuple[Predicate, ...] = (
     # ---- lineitem (6M rows at SF 1)
-    P("l_ship_1994", "lineitem", "range:date",
-      fn("between", col("l_shipdate"), date("1994-01-01"), date("1994-12-31")),
-      "l_shipdate BETWEEN DATE '1994-01-01' AND DATE '1994-12-31'"),
-    P("l_ship_early", "lineitem", "range:date", fn("<", col("l_shipdate"), date("1992-03-01")),
-      "l_shipdate < DATE '1992-03-01'"),
-    P("l_ship_tail", "lineitem", "range:date", fn(">", col("l_shipdate"), date("1998-11-01")),
-      "l_shipdate > DATE '1998-11-01'"),
+    P(
+        "l_ship_1994",
+        "lineitem",
+        "range:date",
+        fn("between", col("l_shipdate"), date("1994-01-01"), date("1994-12-31")),
+        "l_shipdate BETWEEN DATE '1994-01-01' AND DATE '1994-12-31'",
+    ),
+    P(
+        "l_ship_early",
+        "lineitem",
+        "range:date",
+        fn("<", col("l_shipdate"), date("1992-03-01")),
+        "l_shipdate < DATE '1992-03-01'",
+    ),
+    P(
+        "l_ship_tail",
+        "lineitem",
+        "range:date",
+        fn(">", col("l_shipdate"), date("1998-11-01")),
+        "l_shipdate > DATE '1998-11-01'",
+    ),
     P("l_qty_lt_10", "lineitem", "range:number", fn("<", col("l_quantity"), lit(10)), "l_quantity < 10"),
     P("l_qty_eq_25", "lineitem", "eq:low-ndv", fn("=", col("l_quantity"), lit(25)), "l_quantity = 25"),
     P("l_disc_eq", "lineitem", "eq:low-ndv", fn("=", col("l_discount"), dec(0.05)), "l_discount = 0.05"),
-    P("l_q6", "lineitem", "conjunction",
-      and_(fn("between", col("l_discount"), dec(0.05), dec(0.07)), fn("<", col("l_quantity"), lit(24))),
-      "l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"),
-    P("l_price_gt", "lineitem", "range:number", fn(">", col("l_extendedprice"), lit(100000)),
-      "l_extendedprice > 100000"),
+    P(
+        "l_q6",
+        "lineitem",
+        "conjunction",
+        and_(fn("between", col("l_discount"), dec(0.05), dec(0.07)), fn("<", col("l_quantity"), lit(24))),
+        "l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
+    ),
+    P(
+        "l_price_gt",
+        "lineitem",
+        "range:number",
+        fn(">", col("l_extendedprice"), lit(100000)),
+        "l_extendedprice > 100000",
+    ),
     P("l_flag_r", "lineitem", "eq:low-ndv", fn("=", col("l_returnflag"), lit("R")), "l_returnflag = 'R'"),
-    P("l_flag_r_status_f", "lineitem", "correlated",
-      and_(fn("=", col("l_returnflag"), lit("R")), fn("=", col("l_linestatus"), lit("F"))),
-      "l_returnflag = 'R' AND l_linestatus = 'F'"),
-    P("l_flag_n_status_f", "lineitem", "correlated",
-      and_(fn("=", col("l_returnflag"), lit("N")), fn("=", col("l_linestatus"), lit("F"))),
-      "l_returnflag = 'N' AND l_linestatus = 'F'"),
+    P(
+        "l_flag_r_status_f",
+        "lineitem",
+        "correlated",
+        and_(fn("=", col("l_returnflag"), lit("R")), fn("=", col("l_linestatus"), lit("F"))),
+        "l_returnflag = 'R' AND l_linestatus = 'F'",
+    ),
+    P(
+        "l_flag_n_status_f",
+        "lineitem",
+        "correlated",
+        and_(fn("=", col("l_returnflag"), lit("N")), fn("=", col("l_linestatus"), lit("F"))),
+        "l_returnflag = 'N' AND l_linestatus = 'F'",
+    ),
     P("l_mode_in", "lineitem", "in", in_("l_shipmode", "MAIL", "SHIP"), "l_shipmode IN ('MAIL', 'SHIP')"),
-    P("l_instruct_eq", "lineitem", "eq:low-ndv", fn("=", col("l_shipinstruct"), lit("DELIVER IN PERSON")),
-      "l_shipinstruct = 'DELIVER IN PERSON'"),
-    P("l_ship_receipt_1997", "lineitem", "correlated",
-      and_(fn(">", col("l_shipdate"), date("1997-01-01")), fn(">", col("l_receiptdate"), date("1997-01-01"))),
-      "l_shipdate > DATE '1997-01-01' AND l_receiptdate > DATE '1997-01-01'"),
-    P("l_ship_commit_1993", "lineitem", "correlated",
-      and_(fn("<", col("l_shipdate"), date("1993-01-01")), fn("<", col("l_commitdate"), date("1993-01-01"))),
-      "l_shipdate < DATE '1993-01-01' AND l_commitdate < DATE '1993-01-01'"),
-    P("l_late", "lineitem", "column-compare", fn("<", col("l_commitdate"), col("l_receiptdate")),
-      "l_commitdate < l_receiptdate"),
-    P("l_q12_dates", "lineitem", "column-compare",
-      and_(fn("<", col("l_commitdate"), col("l_receiptdate")), fn("<", col("l_shipdate"), col("l_commitdate"))),
-      "l_commitdate < l_receiptdate AND l_shipdate < l_commitdate"),
-    P("l_ship_n_after", "lineitem", "correlated",
-      and_(fn(">=", col("l_shipdate"), date("1995-07-01")), fn("=", col("l_returnflag"), lit("N"))),
-      "l_shipdate >= DATE '1995-07-01' AND l_returnflag = 'N'"),
-    P("l_comment_infix", "lineitem", "like:infix", fn("like", col("l_comment"), lit("%carefully%")),
-      "l_comment LIKE '%carefully%'"),
-    P("l_comment_prefix", "lineitem", "like:prefix", fn("like", col("l_comment"), lit("furiously%")),
-      "l_comment LIKE 'furiously%'"),
-    P("l_mode_suffix", "lineitem", "like:suffix", fn("like", col("l_shipmode"), lit("%AIR")),
-      "l_shipmode LIKE '%AIR'"),
-    P("l_orderkey_eq", "lineitem", "eq:high-ndv", fn("=", col("l_orderkey"), lit(1_234_567)),
-      "l_orderkey = 1234567"),
+    P(
+        "l_instruct_eq",
+        "lineitem",
+        "eq:low-ndv",
+        fn("=", col("l_shipinstruct"), lit("DELIVER IN PERSON")),
+        "l_shipinstruct = 'DELIVER IN PERSON'",
+    ),
+    P(
+        "l_ship_receipt_1997",
+        "lineitem",
+        "correlated",
+        and_(fn(">", col("l_shipdate"), date("1997-01-01")), fn(">", col("l_receiptdate"), date("1997-01-01"))),
+        "l_shipdate > DATE '1997-01-01' AND l_receiptdate > DATE '1997-01-01'",
+    ),
+    P(
+        "l_ship_commit_1993",
+        "lineitem",
+        "correlated",
+        and_(fn("<", col("l_shipdate"), date("1993-01-01")), fn("<", col("l_commitdate"), date("1993-01-01"))),
+        "l_shipdate < DATE '1993-01-01' AND l_commitdate < DATE '1993-01-01'",
+    ),
+    P(
+        "l_late",
+        "lineitem",
+        "column-compare",
+        fn("<", col("l_commitdate"), col("l_receiptdate")),
+        "l_commitdate < l_receiptdate",
+    ),
+    P(
+        "l_q12_dates",
+        "lineitem",
+        "column-compare",
+        and_(fn("<", col("l_commitdate"), col("l_receiptdate")), fn("<", col("l_shipdate"), col("l_commitdate"))),
+        "l_commitdate < l_receiptdate AND l_shipdate < l_commitdate",
+    ),
+    P(
+        "l_ship_n_after",
+        "lineitem",
+        "correlated",
+        and_(fn(">=", col("l_shipdate"), date("1995-07-01")), fn("=", col("l_returnflag"), lit("N"))),
+        "l_shipdate >= DATE '1995-07-01' AND l_returnflag = 'N'",
+    ),
+    P(
+        "l_comment_infix",
+        "lineitem",
+        "like:infix",
+        fn("like", col("l_comment"), lit("%carefully%")),
+        "l_comment LIKE '%carefully%'",
+    ),
+    P(
+        "l_comment_prefix",
+        "lineitem",
+        "like:prefix",
+        fn("like", col("l_comment"), lit("furiously%")),
+        "l_comment LIKE 'furiously%'",
+    ),
+    P("l_mode_suffix", "lineitem", "like:suffix", fn("like", col("l_shipmode"), lit("%AIR")), "l_shipmode LIKE '%AIR'"),
+    P("l_orderkey_eq", "lineitem", "eq:high-ndv", fn("=", col("l_orderkey"), lit(1_234_567)), "l_orderkey = 1234567"),
     P("l_partkey_eq", "lineitem", "eq:high-ndv", fn("=", col("l_partkey"), lit(1000)), "l_partkey = 1000"),
-    P("l_partkey_qty", "lineitem", "conjunction:selective",
-      and_(fn("=", col("l_partkey"), lit(1000)), fn("<", col("l_quantity"), lit(30))),
-      "l_partkey = 1000 AND l_quantity < 30"),
+    P(
+        "l_partkey_qty",
+        "lineitem",
+        "conjunction:selective",
+        and_(fn("=", col("l_partkey"), lit(1000)), fn("<", col("l_quantity"), lit(30))),
+        "l_partkey = 1000 AND l_quantity < 30",
+    ),
     P("l_suppkey_lt", "lineitem", "range:number", fn("<", col("l_suppkey"), lit(100)), "l_suppkey < 100"),
     P("l_linenumber_eq_7", "lineitem", "eq:low-ndv", fn("=", col("l_linenumber"), lit(7)), "l_linenumber = 7"),
     P("l_comment_null", "lineitem", "is_null", fn("is_null", col("l_comment")), "l_comment IS NULL"),
     # ---- orders (1.5M rows)
-    P("o_date_q1_1995", "orders", "range:date",
-      and_(fn(">=", col("o_orderdate"), date("1995-01-01")), fn("<", col("o_orderdate"), date("1995-04-01"))),
-      "o_orderdate >= DATE '1995-01-01' AND o_orderdate < DATE '1995-04-01'"),
-    P("o_date_early_status_f", "orders", "correlated",
-      and_(fn("<", col("o_orderdate"), date("1993-01-01")), fn("=", col("o_orderstatus"), lit("F"))),
-      "o_orderdate < DATE '1993-01-01' AND o_orderstatus = 'F'"),
-    P("o_date_late_status_o", "orders", "correlated",
-      and_(fn(">=", col("o_orderdate"), date("1996-01-01")), fn("=", col("o_orderstatus"), lit("O"))),
-      "o_orderdate >= DATE '1996-01-01' AND o_orderstatus = 'O'"),
-    P("o_date_mid_status_p", "orders", "correlated",
-      and_(fn("between", col("o_orderdate"), date("1995-03-01"), date("1995-07-31")),
-           fn("=", col("o_orderstatus"), lit("P"))),
-      "o_orderdate BETWEEN DATE '1995-03-01' AND DATE '1995-07-31' AND o_orderstatus = 'P'"),
+    P(
+        "o_date_q1_1995",
+        "orders",
+        "range:date",
+        and_(fn(">=", col("o_orderdate"), date("1995-01-01")), fn("<", col("o_orderdate"), date("1995-04-01"))),
+        "o_orderdate >= DATE '1995-01-01' AND o_orderdate < DATE '1995-04-01'",
+    ),
+    P(
+        "o_date_early_status_f",
+        "orders",
+        "correlated",
+        and_(fn("<", col("o_orderdate"), date("1993-01-01")), fn("=", col("o_orderstatus"), lit("F"))),
+        "o_orderdate < DATE '1993-01-01' AND o_orderstatus = 'F'",
+    ),
+    P(
+        "o_date_late_status_o",
+        "orders",
+        "correlated",
+        and_(fn(">=", col("o_orderdate"), date("1996-01-01")), fn("=", col("o_orderstatus"), lit("O"))),
+        "o_orderdate >= DATE '1996-01-01' AND o_orderstatus = 'O'",
+    ),
+    P(
+        "o_date_mid_status_p",
+        "orders",
+        "correlated",
+        and_(
+            fn("between", col("o_orderdate"), date("1995-03-01"), date("1995-07-31")),
+            fn("=", col("o_orderstatus"), lit("P")),
+        ),
+        "o_orderdate BETWEEN DATE '1995-03-01' AND DATE '1995-07-31' AND o_orderstatus = 'P'",
+    ),
     P("o_status_p", "orders", "eq:low-ndv", fn("=", col("o_orderstatus"), lit("P")), "o_orderstatus = 'P'"),
     P("o_price_gt", "orders", "range:number", fn(">", col("o_totalprice"), lit(300000)), "o_totalprice > 300000"),
-    P("o_priority_in", "orders", "in", in_("o_orderpriority", "1-URGENT", "2-HIGH"),
-      "o_orderpriority IN ('1-URGENT', '2-HIGH')"),
-    P("o_clerk_eq", "orders", "eq:mid-ndv", fn("=", col("o_clerk"), lit("Clerk#000000123")),
-      "o_clerk = 'Clerk#000000123'"),
-    P("o_comment_q13", "orders", "like:infix", fn("like", col("o_comment"), lit("%special%requests%")),
-      "o_comment LIKE '%special%requests%'"),
+    P(
+        "o_priority_in",
+        "orders",
+        "in",
+        in_("o_orderpriority", "1-URGENT", "2-HIGH"),
+        "o_orderpriority IN ('1-URGENT', '2-HIGH')",
+    ),
+    P(
+        "o_clerk_eq",
+        "orders",
+        "eq:mid-ndv",
+        fn("=", col("o_clerk"), lit("Clerk#000000123")),
+        "o_clerk = 'Clerk#000000123'",
+    ),
+    P(
+        "o_comment_q13",
+        "orders",
+        "like:infix",
+        fn("like", col("o_comment"), lit("%special%requests%")),
+        "o_comment LIKE '%special%requests%'",
+    ),
     P("o_custkey_eq", "orders", "eq:high-ndv", fn("=", col("o_custkey"), lit(1000)), "o_custkey = 1000"),
     P("o_shippriority_eq", "orders", "eq:low-ndv", fn("=", col("o_shippriority"), lit(0)), "o_shippriority = 0"),
     # ---- part (200k rows)
     P("p_size_eq", "part", "eq:low-ndv", fn("=", col("p_size"), lit(15)), "p_size = 15"),
-    P("p_size_range", "part", "range:number", fn("between", col("p_size"), lit(1), lit(10)),
-      "p_size BETWEEN 1 AND 10"),
-    P("p_size_in_q16", "part", "in", in_("p_size", 49, 14, 23, 45, 19, 3, 36, 9),
-      "p_size IN (49, 14, 23, 45, 19, 3, 36, 9)"),
-    P("p_brand_container", "part", "conjunction",
-      and_(fn("=", col("p_brand"), lit("Brand#23")), fn("=", col("p_container"), lit("MED BOX"))),
-      "p_brand = 'Brand#23' AND p_container = 'MED BOX'"),
+    P("p_size_range", "part", "range:number", fn("between", col("p_size"), lit(1), lit(10)), "p_size BETWEEN 1 AND 10"),
+    P(
+        "p_size_in_q16",
+        "part",
+        "in",
+        in_("p_size", 49, 14, 23, 45, 19, 3, 36, 9),
+        "p_size IN (49, 14, 23, 45, 19, 3, 36, 9)",
+    ),
+    P(
+        "p_brand_container",
+        "part",
+        "conjunction",
+        and_(fn("=", col("p_brand"), lit("Brand#23")), fn("=", col("p_container"), lit("MED BOX"))),
+        "p_brand = 'Brand#23' AND p_container = 'MED BOX'",
+    ),
     P("p_type_suffix", "part", "like:suffix", fn("like", col("p_type"), lit("%BRASS")), "p_type LIKE '%BRASS'"),
     P("p_type_prefix", "part", "like:prefix", fn("like", col("p_type"), lit("PROMO%")), "p_type LIKE 'PROMO%'"),
     P("p_name_infix", "part", "like:infix", fn("like", col("p_name"), lit("%green%")), "p_name LIKE '%green%'"),
     P("p_name_prefix", "part", "like:prefix", fn("like", col("p_name"), lit("forest%")), "p_name LIKE 'forest%'"),
     P("p_price_lt", "part", "range:number", fn("<", col("p_retailprice"), lit(1000)), "p_retailprice < 1000"),
-    P("p_mfgr_brand", "part", "correlated",
-      and_(fn("=", col("p_mfgr"), lit("Manufacturer#1")), fn("=", col("p_brand"), lit("Brand#12"))),
-      "p_mfgr = 'Manufacturer#1' AND p_brand = 'Brand#12'"),
-    P("p_q19_small", "part", "conjunction",
-      and_(in_("p_container", "SM CASE", "SM BOX", "SM PACK", "SM PKG"),
-           fn("between", col("p_size"), lit(1), lit(5))),
-      "p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') AND p_size BETWEEN 1 AND 5"),
+    P(
+        "p_mfgr_brand",
+        "part",
+        "correlated",
+        and_(fn("=", col("p_mfgr"), lit("Manufacturer#1")), fn("=", col("p_brand"), lit("Brand#12"))),
+        "p_mfgr = 'Manufacturer#1' AND p_brand = 'Brand#12'",
+    ),
+    P(
+        "p_q19_small",
+        "part",
+        "conjunction",
+        and_(
+            in_("p_container", "SM CASE", "SM BOX", "SM PACK", "SM PKG"), fn("between", col("p_size"), lit(1), lit(5))
+        ),
+        "p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') AND p_size BETWEEN 1 AND 5",
+    ),
     # ---- customer (150k rows)
-    P("c_segment_eq", "customer", "eq:low-ndv", fn("=", col("c_mktsegment"), lit("BUILDING")),
-      "c_mktsegment = 'BUILDING'"),
+    P(
+        "c_segment_eq",
+        "customer",
+        "eq:low-ndv",
+        fn("=", col("c_mktsegment"), lit("BUILDING")),
+        "c_mktsegment = 'BUILDING'",
+    ),
     P("c_acctbal_pos", "customer", "range:number", fn(">", col("c_acctbal"), lit(0)), "c_acctbal > 0"),
     P("c_acctbal_high", "customer", "range:number", fn(">", col("c_acctbal"), lit(9000)), "c_acctbal > 9000"),
     P("c_nation_in", "customer", "in", in_("c_nationkey", 1, 2, 3), "c_nationkey IN (1, 2, 3)"),
     P("c_phone_prefix", "customer", "like:prefix", fn("like", col("c_phone"), lit("13-%")), "c_phone LIKE '13-%'"),
-    P("c_phone_nation", "customer", "correlated",
-      and_(fn("like", col("c_phone"), lit("13-%")), fn("=", col("c_nationkey"), lit(3))),
-      "c_phone LIKE '13-%' AND c_nationkey = 3"),
-    P("c_name_infix", "customer", "like:infix", fn("like", col("c_name"), lit("%00001%")),
-      "c_name LIKE '%00001%'"),
+    P(
+        "c_phone_nation",
+        "customer",
+        "correlated",
+        and_(fn("like", col("c_phone"), lit("13-%")), fn("=", col("c_nationkey"), lit(3))),
+        "c_phone LIKE '13-%' AND c_nationkey = 3",
+    ),
+    P("c_name_infix", "customer", "like:infix", fn("like", col("c_name"), lit("%00001%")), "c_name LIKE '%00001%'"),
     P("c_custkey_eq", "customer", "eq:high-ndv", fn("=", col("c_custkey"), lit(4242)), "c_custkey = 4242"),
     P("c_address_null", "customer", "is_null", fn("is_null", col("c_address")), "c_address IS NULL"),
 )
@@ -313,8 +440,11 @@ def analyze_ours(spark: SparkSession, paths: dict[str, Path], sample_rows: int) 
         marks.append(("end", start + seconds[table]))
         stages[table] = {stage: round(t2 - t1, 2) for (stage, t1), (_, t2) in zip(marks, marks[1:], strict=False)}
         stats = result.stats
-        tables[table] = {"columns": stats["columns"], "row_count": stats["row_count"],
-                         "column_stats": stats["column_stats"]}
+        tables[table] = {
+            "columns": stats["columns"],
+            "row_count": stats["row_count"],
+            "column_stats": stats["column_stats"],
+        }
         samples[table] = sample_from_arrow(table, float(stats["row_count"]), result.sample)
         arrow[table] = result.sample
     sources = sample_sources(samples)
@@ -325,8 +455,9 @@ def analyze_ours(spark: SparkSession, paths: dict[str, Path], sample_rows: int) 
 
 
 def bind(pred: Predicate, catalog: Catalog) -> tuple[Any, dict[int, Any]]:
-    plan = plan_from_wire({"op": "filter", "predicate": pred.wire, "input": {"op": "scan", "table": pred.table}},
-                          catalog)
+    plan = plan_from_wire(
+        {"op": "filter", "predicate": pred.wire, "input": {"op": "scan", "table": pred.table}}, catalog
+    )
     return plan.predicate, column_infos(plan, catalog)
 
 
@@ -504,9 +635,11 @@ def run_benchmark(
 
     ours_errors = [r["ours"]["q_error"] for r in rows]
     summary: dict[str, Any] = {"ours": summarize(ours_errors)}
-    analyze = {"ours_s": round(sum(ours.seconds.values()), 2),
-               "ours_per_table_s": {t: round(s, 2) for t, s in ours.seconds.items()},
-               "ours_stages_s": ours.stages}
+    analyze = {
+        "ours_s": round(sum(ours.seconds.values()), 2),
+        "ours_per_table_s": {t: round(s, 2) for t, s in ours.seconds.items()},
+        "ours_stages_s": ours.stages,
+    }
     targets: dict[str, Any] = {"ours_p95_at_most": TARGET_P95, "ours_p95_met": summary["ours"]["p95"] <= TARGET_P95}
     if spark_cbo:
         summary["spark"] = summarize([r["spark"]["q_error"] for r in rows])
@@ -551,8 +684,10 @@ def print_report(report: dict[str, Any]) -> None:
     print(header)
     print("-" * len(header))
     for r in report["predicates"]:
-        line = (f"{r['name']:24} {r['true_rows']:>11,} {_fmt_rows(r['ours']['rows']):>11} "
-                f"{r['ours']['q_error']:>8.3f} {r['ours']['source']:10}")
+        line = (
+            f"{r['name']:24} {r['true_rows']:>11,} {_fmt_rows(r['ours']['rows']):>11} "
+            f"{r['ours']['q_error']:>8.3f} {r['ours']['source']:10}"
+        )
         if spark_cbo:
             line += f" {_fmt_rows(r['spark']['rows']):>11} {r['spark']['q_error']:>9.3f}"
         if not r["sample_check"]["agree"]:
@@ -564,8 +699,10 @@ def print_report(report: dict[str, Any]) -> None:
     print(f"q-error over {n} predicates      median     p95      max")
     print(f"  ours (sample estimator)   {s['ours']['median']:>8.3f} {s['ours']['p95']:>7.3f} {s['ours']['max']:>8.3f}")
     if spark_cbo:
-        print(f"  Spark CBO                 {s['spark']['median']:>8.3f} {s['spark']['p95']:>7.3f} "
-              f"{s['spark']['max']:>8.3f}")
+        print(
+            f"  Spark CBO                 {s['spark']['median']:>8.3f} {s['spark']['p95']:>7.3f} "
+            f"{s['spark']['max']:>8.3f}"
+        )
     a = report["analyze"]
     print(f"sources of our estimates: {report['sources']}")
     line = f"analyze time: ours {a['ours_s']:.1f} s {a['ours_per_table_s']}"
@@ -602,8 +739,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--truth", choices=("duckdb", "spark"), default="duckdb",
-                        help="exact counts from DuckDB over the Parquet files (fast) or a full Spark count")
+    parser.add_argument(
+        "--truth",
+        choices=("duckdb", "spark"),
+        default="duckdb",
+        help="exact counts from DuckDB over the Parquet files (fast) or a full Spark count",
+    )
     parser.add_argument("--sample-rows", type=int, default=100_000)
     parser.add_argument("--no-spark-cbo", action="store_true", help="skip Spark's ANALYZE and CBO estimates")
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -613,8 +754,9 @@ def main() -> None:
     data = ensure_data(args.scale)
     paths = {t: data / t for t in TABLES}
     spark = make_spark(args.master, DATA / "spark-warehouse")
-    report = run_benchmark(spark, paths, spark_cbo=not args.no_spark_cbo, truth=args.truth,
-                           sample_rows=args.sample_rows)
+    report = run_benchmark(
+        spark, paths, spark_cbo=not args.no_spark_cbo, truth=args.truth, sample_rows=args.sample_rows
+    )
     report = {
         "benchmark": "estimation",
         "scale": args.scale,

@@ -72,8 +72,10 @@ def sqlglot_peer(catalog: dict[str, Any]) -> Callable[[str], Callable[[], Any]] 
     import sqlglot
     from sqlglot.optimizer import optimize
 
-    schema = {t: {c["name"]: c["type"].upper().replace("STRING", "VARCHAR") for c in info["columns"]}
-              for t, info in catalog["tables"].items()}
+    schema = {
+        t: {c["name"]: c["type"].upper().replace("STRING", "VARCHAR") for c in info["columns"]}
+        for t, info in catalog["tables"].items()
+    }
 
     def prepare(sql: str) -> Callable[[], Any]:
         return lambda: optimize(sqlglot.parse_one(sql, read="spark"), schema=schema, dialect="spark")
@@ -134,7 +136,10 @@ def start_server() -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "PUSHDOWN_API_TOKEN": ""},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PUSHDOWN_API_TOKEN": ""},
     )
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
@@ -163,10 +168,12 @@ def main() -> None:
     for name, plan in plans.items():
         rows[name] = {"plan": summary(timed(lambda p=plan: optimize_wire(p, catalog), args.iterations))}
         sql = queries[name]
-        rows[name]["sql"] = summary(timed(
-            lambda s=sql: plan_to_sql(optimize_wire(sql_to_plan(s, catalog), catalog)["plan"]),
-            max(10, args.iterations // 4),
-        ))
+        rows[name]["sql"] = summary(
+            timed(
+                lambda s=sql: plan_to_sql(optimize_wire(sql_to_plan(s, catalog), catalog)["plan"]),
+                max(10, args.iterations // 4),
+            )
+        )
 
     throughput = None
     if not args.no_http:
@@ -177,9 +184,9 @@ def main() -> None:
             with httpx.Client(base_url=base, timeout=30) as client:
                 for name, plan in plans.items():
                     body = {"plan": plan, "catalog": catalog}
-                    rows[name]["http"] = summary(timed(
-                        lambda b=body: client.post("/optimize", json=b).raise_for_status(), args.http_iterations
-                    ))
+                    rows[name]["http"] = summary(
+                        timed(lambda b=body: client.post("/optimize", json=b).raise_for_status(), args.http_iterations)
+                    )
                 start, count = time.perf_counter(), 0
                 while time.perf_counter() - start < 5.0:
                     for plan in plans.values():
@@ -235,24 +242,37 @@ def main() -> None:
     if medians["sql"] and medians["sqlglot"]:
         ratios["sqlglot_over_ours"] = round(medians["sqlglot"] / medians["sql"], 3)
         verdict3 = "met" if ratios["sqlglot_over_ours"] >= TARGET_FASTER_THAN_SQLGLOT else "missed"
-        print(f"  SQL to SQL: {ratios['sqlglot_over_ours']}x faster than sqlglot's optimizer"
-              f" (target >= {TARGET_FASTER_THAN_SQLGLOT}x: {verdict3})")
+        print(
+            f"  SQL to SQL: {ratios['sqlglot_over_ours']}x faster than sqlglot's optimizer"
+            f" (target >= {TARGET_FASTER_THAN_SQLGLOT}x: {verdict3})"
+        )
     if medians["sql"] and medians["datafusion"]:
         ratios["ours_over_datafusion"] = round(medians["sql"] / medians["datafusion"], 3)
         verdict3 = "met" if ratios["ours_over_datafusion"] <= TARGET_WITHIN_DATAFUSION else "missed"
-        print(f"  SQL to SQL: {ratios['ours_over_datafusion']}x DataFusion's time"
-              f" (target <= {TARGET_WITHIN_DATAFUSION}x: {verdict3})")
+        print(
+            f"  SQL to SQL: {ratios['ours_over_datafusion']}x DataFusion's time"
+            f" (target <= {TARGET_WITHIN_DATAFUSION}x: {verdict3})"
+        )
     worst_plan_p50 = max(r["plan"]["p50_ms"] for r in rows.values())
     verdict = "met" if worst_plan_p50 < TARGET_PLAN_P50_MS else "missed"
     print(f"  target: in-process p50 < {TARGET_PLAN_P50_MS} ms for every query: {verdict} (worst {worst_plan_p50} ms)")
 
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
-        "queries": rows, "median_p50_ms": medians, "http_requests_per_s": throughput,
-        "reference_ms": REFERENCE_MS, "target_plan_p50_ms": TARGET_PLAN_P50_MS, "target": verdict,
-        "ratios": ratios,
-    }, indent=2))
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+                "queries": rows,
+                "median_p50_ms": medians,
+                "http_requests_per_s": throughput,
+                "reference_ms": REFERENCE_MS,
+                "target_plan_p50_ms": TARGET_PLAN_P50_MS,
+                "target": verdict,
+                "ratios": ratios,
+            },
+            indent=2,
+        )
+    )
     print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 

@@ -85,8 +85,16 @@ PREDICATES: list[tuple[str, dict[str, Any]]] = [
     ("ship_from_1998_09", cmp(">=", SHIP, day("1998-09-01"))),
     ("ship_eq_1995_06_17", cmp("=", SHIP, day("1995-06-17"))),
     ("ship_between_1994", fn("between", col(SHIP), day("1994-01-01"), day("1994-12-31"))),
-    ("q6", fn("and", cmp(">=", SHIP, day("1994-01-01")), cmp("<", SHIP, day("1995-01-01")),
-              fn("between", col(DISC), lit(0.05), lit(0.07)), cmp("<", QTY, lit(24)))),
+    (
+        "q6",
+        fn(
+            "and",
+            cmp(">=", SHIP, day("1994-01-01")),
+            cmp("<", SHIP, day("1995-01-01")),
+            fn("between", col(DISC), lit(0.05), lit(0.07)),
+            cmp("<", QTY, lit(24)),
+        ),
+    ),
     ("q1_ship_le_1998_09_02", cmp("<=", SHIP, day("1998-09-02"))),
     ("ship_in_3_days", fn("in", col(SHIP), day("1993-03-15"), day("1996-11-02"), day("1997-07-04"))),
     ("ship_after_max", cmp(">", SHIP, day("1998-12-01"))),
@@ -99,12 +107,19 @@ PREDICATES: list[tuple[str, dict[str, Any]]] = [
     ("status_eq_F", cmp("=", STATUS, lit("F"))),
     ("status_ne_O", cmp("!=", STATUS, lit("O"))),
     ("flag_N_and_status_O", fn("and", cmp("=", FLAG, lit("N")), cmp("=", STATUS, lit("O")))),
-    ("mode_in_air_mail_and_1992", fn("and", fn("in", col(MODE), lit("AIR"), lit("MAIL")),
-                                     cmp("<", SHIP, day("1992-06-01")))),
+    (
+        "mode_in_air_mail_and_1992",
+        fn("and", fn("in", col(MODE), lit("AIR"), lit("MAIL")), cmp("<", SHIP, day("1992-06-01"))),
+    ),
     ("ship_edges_or", fn("or", cmp("<", SHIP, day("1992-06-01")), cmp(">", SHIP, day("1998-06-01")))),
-    ("or_of_conjunctions", fn("or",
-                              fn("and", cmp("<", SHIP, day("1993-01-01")), cmp("=", FLAG, lit("A"))),
-                              fn("and", cmp(">", QTY, lit(49)), cmp(">=", SHIP, day("1998-01-01"))))),
+    (
+        "or_of_conjunctions",
+        fn(
+            "or",
+            fn("and", cmp("<", SHIP, day("1993-01-01")), cmp("=", FLAG, lit("A"))),
+            fn("and", cmp(">", QTY, lit(49)), cmp(">=", SHIP, day("1998-01-01"))),
+        ),
+    ),
 ]
 PREDICATE_COLUMNS = [SHIP, QTY, DISC, PRICE, FLAG, STATUS, MODE]
 
@@ -177,8 +192,14 @@ def to_arrow(expr: dict[str, Any], schema: Any) -> Any:
     if name == "in":
         return field.isin(pa.array([_arrow_scalar(a, typ).as_py() for a in args[1:]], typ))
     value = _arrow_scalar(args[1], typ)
-    ops = {"=": field.__eq__, "!=": field.__ne__, "<": field.__lt__, "<=": field.__le__,
-           ">": field.__gt__, ">=": field.__ge__}
+    ops = {
+        "=": field.__eq__,
+        "!=": field.__ne__,
+        "<": field.__lt__,
+        "<=": field.__le__,
+        ">": field.__gt__,
+        ">=": field.__ge__,
+    }
     return ops[name](value)
 
 
@@ -265,8 +286,12 @@ def minmax_can_match(conjunctions: list[list[tuple[str, str, list[Any]]]], conta
             if column not in sets:
                 stats = container.column_stats.get(column)
                 if stats is None or stats.min is None or stats.max is None:
-                    all_null = (stats is not None and stats.null_count is not None
-                                and container.row_count is not None and stats.null_count >= container.row_count)
+                    all_null = (
+                        stats is not None
+                        and stats.null_count is not None
+                        and container.row_count is not None
+                        and stats.null_count >= container.row_count
+                    )
                     sets[column] = [] if all_null else [(None, False, None, False)]
                 else:
                     sets[column] = [(stats.min, True, stats.max, True)]
@@ -311,15 +336,18 @@ def generate(scale: float, row_groups: int, cache: Path) -> dict[str, Path]:
     if not raw.exists():
         tmp = base / "raw.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
-        subprocess.run(["tpchgen-cli", "parquet", "-s", f"{scale:g}", "--tables", "lineitem", "--output-dir",
-                        str(tmp), "--quiet"], check=True)
+        subprocess.run(
+            ["tpchgen-cli", "parquet", "-s", f"{scale:g}", "--tables", "lineitem", "--output-dir", str(tmp), "--quiet"],
+            check=True,
+        )
         (base / "raw").mkdir(exist_ok=True)
         os.replace(tmp / "lineitem.parquet", raw)
         shutil.rmtree(tmp, ignore_errors=True)
     table = pq.read_table(raw)
     # plain strings: every reader here handles them the same way
-    schema = pa.schema([pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type, f.nullable)
-                        for f in table.schema])
+    schema = pa.schema(
+        [pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type, f.nullable) for f in table.schema]
+    )
     table = table.cast(schema)
     per_group = max(1, math.ceil(table.num_rows / row_groups))
     order = pc.sort_indices(table, [(SHIP, "ascending")])
@@ -385,8 +413,9 @@ def ideal_matches(path: Path) -> list[list[int]]:
 
 
 def bind(catalog: Any, predicate: dict[str, Any]) -> tuple[list[Any], dict[int, str]]:
-    plan = plan_from_wire({"op": "filter", "predicate": predicate, "input": {"op": "scan", "table": "lineitem"}},
-                          catalog)
+    plan = plan_from_wire(
+        {"op": "filter", "predicate": predicate, "input": {"op": "scan", "table": "lineitem"}}, catalog
+    )
     assert isinstance(plan, Filter) and isinstance(plan.input, Scan)
     return [plan.predicate], {f.cid: f.name for f in plan.input.fields}
 
@@ -473,22 +502,24 @@ def run_file(kind: str, path: Path, catalog: Any) -> dict[str, Any]:
         pruned = set(result.pruned)
         arrow_kept, arrow_ms = pyarrow_kept(path, predicate)
         arrow_pruned = set(ids) - arrow_kept
-        rows.append({
-            "predicate": name,
-            "sql": to_sql(predicate),
-            "row_groups": total,
-            "matching_rows": sum(matches[k]),
-            "ideal_pruned": len(empty),
-            "minmax_provable": len(provable),
-            "ours_pruned": len(pruned),
-            "pyarrow_pruned": len(arrow_pruned),
-            "datafusion_pruned": datafusion(predicate) if datafusion else None,
-            "wrong": sorted(pruned - empty, key=ids.index),
-            "missed_provable": sorted(provable - pruned, key=ids.index),
-            "pyarrow_wrong": sorted(arrow_pruned - empty, key=ids.index),
-            "ours_ms_p50": round(ours_ms, 4),
-            "pyarrow_ms_p50": round(arrow_ms, 4),
-        })
+        rows.append(
+            {
+                "predicate": name,
+                "sql": to_sql(predicate),
+                "row_groups": total,
+                "matching_rows": sum(matches[k]),
+                "ideal_pruned": len(empty),
+                "minmax_provable": len(provable),
+                "ours_pruned": len(pruned),
+                "pyarrow_pruned": len(arrow_pruned),
+                "datafusion_pruned": datafusion(predicate) if datafusion else None,
+                "wrong": sorted(pruned - empty, key=ids.index),
+                "missed_provable": sorted(provable - pruned, key=ids.index),
+                "pyarrow_wrong": sorted(arrow_pruned - empty, key=ids.index),
+                "ours_ms_p50": round(ours_ms, 4),
+                "pyarrow_ms_p50": round(arrow_ms, 4),
+            }
+        )
     keys = ("row_groups", "ideal_pruned", "minmax_provable", "ours_pruned", "pyarrow_pruned")
     totals: dict[str, Any] = {key: sum(r[key] for r in rows) for key in keys}
     totals["datafusion_pruned"] = None if datafusion is None else sum(r["datafusion_pruned"] for r in rows)
@@ -496,10 +527,19 @@ def run_file(kind: str, path: Path, catalog: Any) -> dict[str, Any]:
     totals["missed_provable"] = sum(len(r["missed_provable"]) for r in rows)
     totals["ours_ms_p50_sum"] = round(sum(r["ours_ms_p50"] for r in rows), 3)
     totals["pyarrow_ms_p50_sum"] = round(sum(r["pyarrow_ms_p50"] for r in rows), 3)
-    reproducers = [reproducer(r, containers, predicate) for r, (_, predicate) in zip(rows, PREDICATES, strict=True)
-                   if r["wrong"] or r["missed_provable"]]
-    return {"file": kind, "rows": sum(c.row_count or 0 for c in containers), "row_groups": total,
-            "predicates": rows, "totals": totals, "reproducers": reproducers}
+    reproducers = [
+        reproducer(r, containers, predicate)
+        for r, (_, predicate) in zip(rows, PREDICATES, strict=True)
+        if r["wrong"] or r["missed_provable"]
+    ]
+    return {
+        "file": kind,
+        "rows": sum(c.row_count or 0 for c in containers),
+        "row_groups": total,
+        "predicates": rows,
+        "totals": totals,
+        "reproducers": reproducers,
+    }
 
 
 def reproducer(row: dict[str, Any], containers: tuple[Container, ...], predicate: dict[str, Any]) -> dict[str, Any]:
@@ -508,10 +548,19 @@ def reproducer(row: dict[str, Any], containers: tuple[Container, ...], predicate
     container = next(c for c in containers if c.id == group)
     return {
         "kind": "wrong" if row["wrong"] else "missed_provable",
-        "predicate": row["predicate"], "wire": predicate, "container": group, "row_count": container.row_count,
-        "column_stats": {name: {"min": container.column_stats[name].min, "max": container.column_stats[name].max,
-                                "null_count": container.column_stats[name].null_count}
-                         for name in sorted(columns_of(predicate)) if name in container.column_stats},
+        "predicate": row["predicate"],
+        "wire": predicate,
+        "container": group,
+        "row_count": container.row_count,
+        "column_stats": {
+            name: {
+                "min": container.column_stats[name].min,
+                "max": container.column_stats[name].max,
+                "null_count": container.column_stats[name].null_count,
+            }
+            for name in sorted(columns_of(predicate))
+            if name in container.column_stats
+        },
     }
 
 
@@ -522,8 +571,16 @@ def print_file(report: dict[str, Any]) -> None:
 
     def cells(r: dict[str, Any], wrong: int, missed: int, ms: float) -> str:
         df = "-" if r["datafusion_pruned"] is None else r["datafusion_pruned"]
-        values = (r["row_groups"], r["ideal_pruned"], r["minmax_provable"], r["ours_pruned"], r["pyarrow_pruned"],
-                  df, wrong, missed)
+        values = (
+            r["row_groups"],
+            r["ideal_pruned"],
+            r["minmax_provable"],
+            r["ours_pruned"],
+            r["pyarrow_pruned"],
+            df,
+            wrong,
+            missed,
+        )
         return "".join(f"{v:>9}" for v in values) + f"{ms:>9.3f}"
 
     for r in report["predicates"]:
@@ -531,19 +588,26 @@ def print_file(report: dict[str, Any]) -> None:
     t = report["totals"]
     print(f"{'TOTAL':28}" + cells(t, t["wrong"], t["missed_provable"], t["ours_ms_p50_sum"]))
     if t["row_groups"]:
-        share = {k: f"{t[k] / t['row_groups']:.1%}" for k in ("ideal_pruned", "minmax_provable", "ours_pruned",
-                                                               "pyarrow_pruned")}
+        share = {
+            k: f"{t[k] / t['row_groups']:.1%}"
+            for k in ("ideal_pruned", "minmax_provable", "ours_pruned", "pyarrow_pruned")
+        }
         df = "-" if t["datafusion_pruned"] is None else f"{t['datafusion_pruned'] / t['row_groups']:.1%}"
-        print(f"{'pruned fraction':28}{'':9}{share['ideal_pruned']:>9}{share['minmax_provable']:>9}"
-              f"{share['ours_pruned']:>9}{share['pyarrow_pruned']:>9}{df:>9}")
+        print(
+            f"{'pruned fraction':28}{'':9}{share['ideal_pruned']:>9}{share['minmax_provable']:>9}"
+            f"{share['ours_pruned']:>9}{share['pyarrow_pruned']:>9}{df:>9}"
+        )
 
 
 def verdict(files: dict[str, dict[str, Any]]) -> dict[str, Any]:
     sorted_rows = files["sorted"]["predicates"]
     wrong = sum(f["totals"]["wrong"] for f in files.values())
     missed = files["sorted"]["totals"]["missed_provable"]
-    behind = [r["predicate"] for r in sorted_rows
-              if r["datafusion_pruned"] is not None and r["ours_pruned"] < r["datafusion_pruned"]]
+    behind = [
+        r["predicate"]
+        for r in sorted_rows
+        if r["datafusion_pruned"] is not None and r["ours_pruned"] < r["datafusion_pruned"]
+    ]
     met = wrong == 0 and missed == 0 and not behind
     return {"met": met, "wrong": wrong, "missed_provable_sorted": missed, "behind_datafusion_sorted": behind}
 
@@ -561,8 +625,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     prepared = time.perf_counter() - started
     lineitem = json.loads(CATALOG.read_text())["tables"]["lineitem"]
     catalog = catalog_from_wire({"tables": {"lineitem": {"columns": lineitem["columns"]}}})
-    print(f"TPC-H lineitem SF{args.scale:g}, {len(PREDICATES)} predicates; data ready in {prepared:.1f} s "
-          f"({args.cache_dir})")
+    print(
+        f"TPC-H lineitem SF{args.scale:g}, {len(PREDICATES)} predicates; data ready in {prepared:.1f} s "
+        f"({args.cache_dir})"
+    )
     reports = {kind: run_file(kind, path, catalog) for kind, path in files.items()}
     for report in reports.values():
         print_file(report)
@@ -570,25 +636,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcome = verdict(reports)
     for report in reports.values():
         for case in report["reproducers"]:
-            print(f"\n{case['kind'].upper()} on the {report['file']} file: {case['predicate']} {case['container']}"
-                  f"\n  {json.dumps({k: case[k] for k in ('wire', 'row_count', 'column_stats')})}")
+            print(
+                f"\n{case['kind'].upper()} on the {report['file']} file: {case['predicate']} {case['container']}"
+                f"\n  {json.dumps({k: case[k] for k in ('wire', 'row_count', 'column_stats')})}"
+            )
     elapsed = time.perf_counter() - started
-    print(f"\nour pruning: {reports['sorted']['totals']['ours_ms_p50_sum']} ms for {len(PREDICATES)} predicates "
-          f"over {reports['sorted']['row_groups']} row groups (sum of per-predicate medians, sorted file); "
-          f"pyarrow split_by_row_group: {reports['sorted']['totals']['pyarrow_ms_p50_sum']} ms")
-    print(f"target (sorted: every min/max-provable group pruned, >= DataFusion per predicate; zero wrong): "
-          f"{'met' if outcome['met'] else 'MISSED'} (wrong {outcome['wrong']}, missed provable "
-          f"{outcome['missed_provable_sorted']}, behind DataFusion {outcome['behind_datafusion_sorted'] or 'none'})")
+    print(
+        f"\nour pruning: {reports['sorted']['totals']['ours_ms_p50_sum']} ms for {len(PREDICATES)} predicates "
+        f"over {reports['sorted']['row_groups']} row groups (sum of per-predicate medians, sorted file); "
+        f"pyarrow split_by_row_group: {reports['sorted']['totals']['pyarrow_ms_p50_sum']} ms"
+    )
+    print(
+        f"target (sorted: every min/max-provable group pruned, >= DataFusion per predicate; zero wrong): "
+        f"{'met' if outcome['met'] else 'MISSED'} (wrong {outcome['wrong']}, missed provable "
+        f"{outcome['missed_provable_sorted']}, behind DataFusion {outcome['behind_datafusion_sorted'] or 'none'})"
+    )
     print(f"run time {elapsed:.1f} s")
 
     import pyarrow
 
     args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps({
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "pyarrow": pyarrow.__version__},
-        "scale": args.scale, "row_groups": args.row_groups, "files": reports, "target": outcome,
-        "run_time_s": round(elapsed, 1),
-    }, indent=2, default=str))
+    args.results.write_text(
+        json.dumps(
+            {
+                "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "pyarrow": pyarrow.__version__},
+                "scale": args.scale,
+                "row_groups": args.row_groups,
+                "files": reports,
+                "target": outcome,
+                "run_time_s": round(elapsed, 1),
+            },
+            indent=2,
+            default=str,
+        )
+    )
     print(f"wrote {args.results}")
     return 1 if outcome["wrong"] else 0
 

@@ -68,18 +68,29 @@ QUERIES: list[str] = sorted(p.stem for p in (TPCH / "queries").glob("q*.sql"))
 
 _RULES = "org.apache.spark.sql.catalyst.optimizer."
 #: Catalyst's logical predicate pushdown (all five classes exist in Spark 4.x's catalyst jar).
-EXCLUDED_RULES = ",".join(_RULES + r for r in (
-    "PushDownPredicates", "PushPredicateThroughJoin", "PushPredicateThroughNonJoin",
-    "PushExtraPredicateThroughJoin", "InferFiltersFromConstraints",
-))
+EXCLUDED_RULES = ",".join(
+    _RULES + r
+    for r in (
+        "PushDownPredicates",
+        "PushPredicateThroughJoin",
+        "PushPredicateThroughNonJoin",
+        "PushExtraPredicateThroughJoin",
+        "InferFiltersFromConstraints",
+    )
+)
 CONFIGS = ("A", "B", "C")
 #: issue 6's targets: B at least as fast as C on TPC-H within noise (geometric mean of B/C), and B faster
 #: than C on the expensive-predicate workload.
 NOISE = 1.10
 #: results with at most this many rows are compared row by row, larger ones by count
 SMALL_RESULT = 10_000
-JOINS = ("BroadcastHashJoinExec", "SortMergeJoinExec", "ShuffledHashJoinExec",
-         "BroadcastNestedLoopJoinExec", "CartesianProductExec")
+JOINS = (
+    "BroadcastHashJoinExec",
+    "SortMergeJoinExec",
+    "ShuffledHashJoinExec",
+    "BroadcastNestedLoopJoinExec",
+    "CartesianProductExec",
+)
 NESTED_LOOP = ("BroadcastNestedLoopJoinExec", "CartesianProductExec")
 
 
@@ -100,8 +111,11 @@ def ensure_data(scale: float, root: Path = DATA) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".tpch-sf{label}-", dir=root))
     try:
         print(f"generating TPC-H sf{label} ({', '.join(missing)}) with tpchgen-cli ...", flush=True)
-        subprocess.run([tool, "parquet", "-s", label, "--tables", ",".join(missing), "--parts", "1",
-                        "--output-dir", str(staging)], check=True, capture_output=True)
+        subprocess.run(
+            [tool, "parquet", "-s", label, "--tables", ",".join(missing), "--parts", "1", "--output-dir", str(staging)],
+            check=True,
+            capture_output=True,
+        )
         for table in missing:
             if (target / table).exists():
                 shutil.rmtree(target / table)
@@ -245,9 +259,14 @@ class Measured:
         return f"{self.median:.3f}" if self.median is not None else "-"
 
     def as_json(self) -> dict[str, Any]:
-        return {"median_s": None if self.median is None else round(self.median, 4),
-                "runs_s": [round(t, 4) for t in self.times], "timeout": self.timeout, "error": self.error,
-                "row_count": self.row_count, "plan_check": self.plan}
+        return {
+            "median_s": None if self.median is None else round(self.median, 4),
+            "runs_s": [round(t, 4) for t in self.times],
+            "timeout": self.timeout,
+            "error": self.error,
+            "row_count": self.row_count,
+            "plan_check": self.plan,
+        }
 
 
 # ------------------------------------------------------------------ physical plans
@@ -299,11 +318,13 @@ def inspect_plan(root: Any) -> dict[str, Any]:
                 pushed = [f.toString() for f in _seq(node.pushedDownFilters())]
             except Exception:  # translating a filter with a scalar subquery needs the subquery's value
                 pushed = [f.toString() for f in _seq(node.dataFilters()) if "subquery" not in f.toString()]
-            out["scans"].append({
-                "table": paths[0].getName() if paths else "?",
-                "pushed": pushed,
-                "data_filters": len(_seq(node.dataFilters())),
-            })
+            out["scans"].append(
+                {
+                    "table": paths[0].getName() if paths else "?",
+                    "pushed": pushed,
+                    "data_filters": len(_seq(node.dataFilters())),
+                }
+            )
         elif name == "FilterExec" and has_join:
             out["above_joins"] += len(_conjuncts(node.condition()))
         elif name in ("BatchEvalPythonExec", "ArrowEvalPythonExec"):
@@ -400,15 +421,20 @@ def check_plans(name: str, m: dict[str, Measured], original: dict[str, Any], our
     issues: list[str] = []
     a, b, c = (m[k].plan for k in CONFIGS)
     if not all(p and "error" not in p for p in (a, b, c)):
-        return [f"{k}: plan not checked ({m[k].error or m[k].plan.get('error')})" for k in CONFIGS
-                if not m[k].plan or "error" in m[k].plan]
+        return [
+            f"{k}: plan not checked ({m[k].error or m[k].plan.get('error')})"
+            for k in CONFIGS
+            if not m[k].plan or "error" in m[k].plan
+        ]
     own = {t for t, n in plan_shape(original)["scan_filters"].items() if n}
     stray = sorted({s["table"] for s in a["scans"] if s["data_filters"]} - own)
     if stray:
         issues.append(f"A: scans of {stray} carry filters the original does not put on them")
     if a["nested_loop"] > c["nested_loop"]:
-        issues.append(f"A: {a['nested_loop'] - c['nested_loop']} nested-loop/Cartesian join(s) C does not have "
-                      "(a comma join's equi-predicate stays above the join without PushPredicateThroughJoin)")
+        issues.append(
+            f"A: {a['nested_loop'] - c['nested_loop']} nested-loop/Cartesian join(s) C does not have "
+            "(a comma join's equi-predicate stays above the join without PushPredicateThroughJoin)"
+        )
     if b["nested_loop"] > c["nested_loop"]:
         issues.append("B: nested-loop/Cartesian join(s) C does not have")
     shape = plan_shape(ours)
@@ -451,7 +477,8 @@ def compare_results(m: dict[str, Measured]) -> tuple[bool | None, str]:
 
 def optimize_sql(sql: str) -> dict[str, Any]:
     return OptimizeService().optimize(
-        OptimizeInput(sql=sql, catalog=CATALOG, dialect="spark", options={"mode": "cost"}))
+        OptimizeInput(sql=sql, catalog=CATALOG, dialect="spark", options={"mode": "cost"})
+    )
 
 
 def ratio(x: float | None, y: float | None) -> float | None:
@@ -467,8 +494,9 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def run_tpch(spark: SparkSession, names: list[str], runs: int, timeout: float,
-             show_plans: bool) -> dict[str, dict[str, Any]]:
+def run_tpch(
+    spark: SparkSession, names: list[str], runs: int, timeout: float, show_plans: bool
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         sql = (TPCH / "queries" / f"{name}.sql").read_text()
@@ -484,24 +512,34 @@ def run_tpch(spark: SparkSession, names: list[str], runs: int, timeout: float,
         issues = check_plans(name, m, sql_to_plan(sql, CATALOG), answer["plan"])
         actions = [d["action"] for d in answer["decisions"]]
         row = {k: m[k].as_json() for k in CONFIGS}
-        row.update({
-            "b_over_a": ratio(m["B"].median, m["A"].median), "b_over_c": ratio(m["B"].median, m["C"].median),
-            "results_agree": same, "results": note, "anomalies": issues,
-            "decisions": {a: actions.count(a) for a in ("pushed", "kept", "blocked")},
-        })
+        row.update(
+            {
+                "b_over_a": ratio(m["B"].median, m["A"].median),
+                "b_over_c": ratio(m["B"].median, m["C"].median),
+                "results_agree": same,
+                "results": note,
+                "anomalies": issues,
+                "decisions": {a: actions.count(a) for a in ("pushed", "kept", "blocked")},
+            }
+        )
         b_over_a = _fmt(row["b_over_a"])
         if m["A"].timeout and m["B"].median is not None:
             row["b_over_a_at_most"] = m["B"].median / timeout
             b_over_a = f"<{row['b_over_a_at_most']:.3f}"
         out[name] = row
-        print(f"{name}  A {m['A'].shown(timeout):>8}  B {m['B'].shown(timeout):>8}  C {m['C'].shown(timeout):>8}  "
-              f"B/A {b_over_a:>6}  B/C {_fmt(row['b_over_c'])}  {note}", flush=True)
+        print(
+            f"{name}  A {m['A'].shown(timeout):>8}  B {m['B'].shown(timeout):>8}  C {m['C'].shown(timeout):>8}  "
+            f"B/A {b_over_a:>6}  B/C {_fmt(row['b_over_c'])}  {note}",
+            flush=True,
+        )
         for k in CONFIGS:
             p = m[k].plan
             if p and "error" not in p:
                 scans = " ".join(f"{t}:{'/'.join(map(str, n))}" for t, n in _pushed_by_table(p).items())
-                print(f"    {k} PushedFilters per scan [{scans}]  above joins {p['above_joins']}"
-                      f"  join conditions {p['join_conditions']}  nested loops {p['nested_loop']}")
+                print(
+                    f"    {k} PushedFilters per scan [{scans}]  above joins {p['above_joins']}"
+                    f"  join conditions {p['join_conditions']}  nested loops {p['nested_loop']}"
+                )
             if show_plans and m[k].plan_text:
                 print("      " + m[k].plan_text.replace("\n", "\n      "))
         for issue in issues:
@@ -529,6 +567,7 @@ UDF_IDEAL = (
 
 def make_udf(loops: int) -> Callable[[str | None], bool | None]:
     """Deterministic, about ``loops`` multiply-adds per call; true for about 90% of strings."""
+
     def expensive_check(text: str | None) -> bool | None:
         if text is None:
             return None
@@ -542,23 +581,41 @@ def make_udf(loops: int) -> Callable[[str | None], bool | None]:
 
 def udf_plan(cost: float) -> dict[str, Any]:
     """UDF_ORIGINAL as a wire plan, the UDF declared with its cost."""
+
     def col(n: str) -> dict[str, Any]:
         return {"col": n}
 
     def fn(name: str, *args: Any) -> dict[str, Any]:
         return {"fn": name, "args": list(args)}
 
-    predicate = fn("and", fn("=", col("customer.c_mktsegment"), {"lit": "BUILDING", "type": "string"}),
-                   fn("=", col("customer.c_nationkey"), {"lit": 7, "type": "int"}),
-                   {"fn": "udf", "name": UDF_NAME, "args": [col("orders.o_comment")], "cost": cost})
-    return {"op": "aggregate", "id": "n1", "group_by": [],
-            "aggregates": [{"expr": fn("count"), "as": "n"},
-                           {"expr": fn("sum", col("orders.o_totalprice")), "as": "total"}],
-            "input": {"op": "filter", "id": "n2", "predicate": predicate,
-                      "input": {"op": "join", "id": "n3", "type": "inner",
-                                "on": fn("=", col("orders.o_custkey"), col("customer.c_custkey")),
-                                "left": {"op": "scan", "id": "n4", "table": "orders", "filters": []},
-                                "right": {"op": "scan", "id": "n5", "table": "customer", "filters": []}}}}
+    predicate = fn(
+        "and",
+        fn("=", col("customer.c_mktsegment"), {"lit": "BUILDING", "type": "string"}),
+        fn("=", col("customer.c_nationkey"), {"lit": 7, "type": "int"}),
+        {"fn": "udf", "name": UDF_NAME, "args": [col("orders.o_comment")], "cost": cost},
+    )
+    return {
+        "op": "aggregate",
+        "id": "n1",
+        "group_by": [],
+        "aggregates": [
+            {"expr": fn("count"), "as": "n"},
+            {"expr": fn("sum", col("orders.o_totalprice")), "as": "total"},
+        ],
+        "input": {
+            "op": "filter",
+            "id": "n2",
+            "predicate": predicate,
+            "input": {
+                "op": "join",
+                "id": "n3",
+                "type": "inner",
+                "on": fn("=", col("orders.o_custkey"), col("customer.c_custkey")),
+                "left": {"op": "scan", "id": "n4", "table": "orders", "filters": []},
+                "right": {"op": "scan", "id": "n5", "table": "customer", "filters": []},
+            },
+        },
+    }
 
 
 def run_udf(spark: SparkSession, runs: int, timeout: float, loops: int, cost: float) -> dict[str, Any]:
@@ -574,17 +631,29 @@ def run_udf(spark: SparkSession, runs: int, timeout: float, loops: int, cost: fl
 
     answer = OptimizeService().optimize(OptimizeInput(plan=udf_plan(cost), catalog=CATALOG, options={"mode": "cost"}))
     rewritten = to_sql(answer["plan"], CATALOG)
-    udf_decisions = [f"{d['operator']}:{d['action']}({d['reason']})" for d in answer["decisions"]
-                     if UDF_NAME in d["predicate"]]
-    kept_above = all(d["action"] != "pushed" or d["reason"] != "beneficial"
-                     for d in answer["decisions"] if UDF_NAME in d["predicate"] and d["operator"] == "n3")
-    print(f"\nexpensive predicate: Python UDF {UDF_NAME}(o_comment), {loops} loops, {per_call_us:.1f} us/call in "
-          f"process, declared cost {cost:g}; orders joined to ~0.8% of customers")
-    print(f"  our decision for the UDF: {', '.join(udf_decisions)} -> "
-          f"{'kept above the join' if kept_above else 'pushed below the join'}"
-          f" (model's own savings {answer['cost'].get('savings')})")
-    m = {"A": Measured(UDF_ORIGINAL, False), "B": Measured(rewritten, False), "C": Measured(UDF_ORIGINAL, True),
-         "ideal": Measured(UDF_IDEAL, False)}
+    udf_decisions = [
+        f"{d['operator']}:{d['action']}({d['reason']})" for d in answer["decisions"] if UDF_NAME in d["predicate"]
+    ]
+    kept_above = all(
+        d["action"] != "pushed" or d["reason"] != "beneficial"
+        for d in answer["decisions"]
+        if UDF_NAME in d["predicate"] and d["operator"] == "n3"
+    )
+    print(
+        f"\nexpensive predicate: Python UDF {UDF_NAME}(o_comment), {loops} loops, {per_call_us:.1f} us/call in "
+        f"process, declared cost {cost:g}; orders joined to ~0.8% of customers"
+    )
+    print(
+        f"  our decision for the UDF: {', '.join(udf_decisions)} -> "
+        f"{'kept above the join' if kept_above else 'pushed below the join'}"
+        f" (model's own savings {answer['cost'].get('savings')})"
+    )
+    m = {
+        "A": Measured(UDF_ORIGINAL, False),
+        "B": Measured(rewritten, False),
+        "C": Measured(UDF_ORIGINAL, True),
+        "ideal": Measured(UDF_IDEAL, False),
+    }
     for v in m.values():
         v.warm_up(spark, timeout)
     for _ in range(runs):
@@ -592,10 +661,12 @@ def run_udf(spark: SparkSession, runs: int, timeout: float, loops: int, cost: fl
             v.run(spark, timeout)
     same, note = compare_results({k: m[k] for k in ("A", "B", "C", "ideal")})
     where = {k: v.plan.get("udf_evals") for k, v in m.items()}
-    print(f"  A {m['A'].shown(timeout)}s  B {m['B'].shown(timeout)}s  C {m['C'].shown(timeout)}s  "
-          f"ideal {m['ideal'].shown(timeout)}s  B/A {_fmt(ratio(m['B'].median, m['A'].median))}  "
-          f"B/C {_fmt(ratio(m['B'].median, m['C'].median))}  ideal/C {_fmt(ratio(m['ideal'].median, m['C'].median))}"
-          f"  {note}")
+    print(
+        f"  A {m['A'].shown(timeout)}s  B {m['B'].shown(timeout)}s  C {m['C'].shown(timeout)}s  "
+        f"ideal {m['ideal'].shown(timeout)}s  B/A {_fmt(ratio(m['B'].median, m['A'].median))}  "
+        f"B/C {_fmt(ratio(m['B'].median, m['C'].median))}  ideal/C {_fmt(ratio(m['ideal'].median, m['C'].median))}"
+        f"  {note}"
+    )
     print(f"  UDF evaluated (physical plans): {where}")
     issues = []
     if where["A"] != ["above"]:
@@ -605,17 +676,28 @@ def run_udf(spark: SparkSession, runs: int, timeout: float, loops: int, cost: fl
     if where["B"] != (["above"] if kept_above else ["below"]):
         issues.append(f"B: UDF evaluated {where['B']}, our plan put it {'above' if kept_above else 'below'}")
     if not kept_above:
-        issues.append("our service pushed the expensive UDF below the selective join (its own cost totals say "
-                      f"the rewrite costs more: savings {answer['cost'].get('savings')})")
+        issues.append(
+            "our service pushed the expensive UDF below the selective join (its own cost totals say "
+            f"the rewrite costs more: savings {answer['cost'].get('savings')})"
+        )
     for issue in issues:
         print(f"  ANOMALY {issue}")
-    return {"udf_us_per_call": round(per_call_us, 2), "loops": loops, "declared_cost": cost,
-            "decision": udf_decisions, "kept_above_join": kept_above, "rewritten_sql": rewritten,
-            "model_savings": answer["cost"].get("savings"),
-            **{k: v.as_json() for k, v in m.items()},
-            "b_over_a": ratio(m["B"].median, m["A"].median), "b_over_c": ratio(m["B"].median, m["C"].median),
-            "ideal_over_c": ratio(m["ideal"].median, m["C"].median),
-            "results_agree": same, "results": note, "anomalies": issues}
+    return {
+        "udf_us_per_call": round(per_call_us, 2),
+        "loops": loops,
+        "declared_cost": cost,
+        "decision": udf_decisions,
+        "kept_above_join": kept_above,
+        "rewritten_sql": rewritten,
+        "model_savings": answer["cost"].get("savings"),
+        **{k: v.as_json() for k, v in m.items()},
+        "b_over_a": ratio(m["B"].median, m["A"].median),
+        "b_over_c": ratio(m["B"].median, m["C"].median),
+        "ideal_over_c": ratio(m["ideal"].median, m["C"].median),
+        "results_agree": same,
+        "results": note,
+        "anomalies": issues,
+    }
 
 
 # ------------------------------------------------------------------ main
@@ -651,9 +733,11 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
     session.conf.set("spark.sql.maxMetadataStringLength", "100000")  # printed plans: PushedFilters in full
     for table in TABLES:
         session.read.parquet(str(data / table)).createOrReplaceTempView(table)
-    print(f"TPC-H sf{args.scale:g} from {data}; Spark {session.version}, {session.sparkContext.master}, "
-          f"{session.conf.get('spark.sql.shuffle.partitions')} shuffle partitions; {len(names)} queries, "
-          f"median of {args.runs} warm runs, timeout {args.timeout:g}s")
+    print(
+        f"TPC-H sf{args.scale:g} from {data}; Spark {session.version}, {session.sparkContext.master}, "
+        f"{session.conf.get('spark.sql.shuffle.partitions')} shuffle partitions; {len(names)} queries, "
+        f"median of {args.runs} warm runs, timeout {args.timeout:g}s"
+    )
     print("times in seconds; A = original without Catalyst pushdown, B = ours, C = original, Spark defaults\n")
     started = time.perf_counter()
     queries = run_tpch(session, names, args.runs, args.timeout, args.show_plans)
@@ -664,32 +748,53 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
     timeouts = {k: sorted(q for q, r in queries.items() if r[k]["timeout"]) for k in CONFIGS}
     mismatches = sorted(q for q, r in queries.items() if r["results_agree"] is False)
     anomalies = {q: r["anomalies"] for q, r in queries.items() if r["anomalies"]}
-    print(f"\ngeometric mean B/A {_fmt(gm['b_over_a'])} over {sum(r['b_over_a'] is not None for r in queries.values())}"
-          f" queries (A timed out on {timeouts['A'] or 'none'}); geometric mean B/C {_fmt(gm['b_over_c'])}"
-          f" over {sum(r['b_over_c'] is not None for r in queries.values())} queries")
-    print(f"results: {'all agree' if not mismatches else 'MISMATCH on ' + ', '.join(mismatches)}; "
-          f"plan-check anomalies on {sorted(anomalies) or 'none'}")
+    print(
+        f"\ngeometric mean B/A {_fmt(gm['b_over_a'])} over {sum(r['b_over_a'] is not None for r in queries.values())}"
+        f" queries (A timed out on {timeouts['A'] or 'none'}); geometric mean B/C {_fmt(gm['b_over_c'])}"
+        f" over {sum(r['b_over_c'] is not None for r in queries.values())} queries"
+    )
+    print(
+        f"results: {'all agree' if not mismatches else 'MISMATCH on ' + ', '.join(mismatches)}; "
+        f"plan-check anomalies on {sorted(anomalies) or 'none'}"
+    )
     targets = {
         "tpch_b_at_most_c_within_noise": None if gm["b_over_c"] is None else gm["b_over_c"] <= NOISE,
         "udf_b_faster_than_c": None if udf is None or udf["b_over_c"] is None else udf["b_over_c"] < 1 / NOISE,
         "zero_mismatches": not mismatches and (udf is None or udf["results_agree"] is not False),
     }
     verdict = {True: "met", False: "missed", None: "not measured"}
-    print(f"target: B at least as fast as C on TPC-H (geomean B/C <= {NOISE}): "
-          f"{verdict[targets['tpch_b_at_most_c_within_noise']]} ({_fmt(gm['b_over_c'])})")
+    print(
+        f"target: B at least as fast as C on TPC-H (geomean B/C <= {NOISE}): "
+        f"{verdict[targets['tpch_b_at_most_c_within_noise']]} ({_fmt(gm['b_over_c'])})"
+    )
     if udf is not None:
-        print(f"target: B faster than C on the expensive predicate (B/C < {1 / NOISE:.2f}): "
-              f"{verdict[targets['udf_b_faster_than_c']]} ({_fmt(udf['b_over_c'])})")
+        print(
+            f"target: B faster than C on the expensive predicate (B/C < {1 / NOISE:.2f}): "
+            f"{verdict[targets['udf_b_faster_than_c']]} ({_fmt(udf['b_over_c'])})"
+        )
     print(f"target: rewritten and original return the same rows: {verdict[targets['zero_mismatches']]}")
     print(f"elapsed {time.perf_counter() - started:.0f}s")
 
     result = {
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0], "spark": session.version,
-                    "master": session.sparkContext.master,
-                    "shuffle_partitions": session.conf.get("spark.sql.shuffle.partitions")},
-        "scale": args.scale, "runs": args.runs, "timeout_s": args.timeout, "excluded_rules": EXCLUDED_RULES,
-        "queries": queries, "geomean": gm, "timeouts": timeouts, "mismatches": mismatches,
-        "anomalies": anomalies, "expensive_predicate": udf, "targets": targets, "noise": NOISE,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+            "spark": session.version,
+            "master": session.sparkContext.master,
+            "shuffle_partitions": session.conf.get("spark.sql.shuffle.partitions"),
+        },
+        "scale": args.scale,
+        "runs": args.runs,
+        "timeout_s": args.timeout,
+        "excluded_rules": EXCLUDED_RULES,
+        "queries": queries,
+        "geomean": gm,
+        "timeouts": timeouts,
+        "mismatches": mismatches,
+        "anomalies": anomalies,
+        "expensive_predicate": udf,
+        "targets": targets,
+        "noise": NOISE,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2, default=str))

@@ -13,6 +13,13 @@ from costmodel.options import Options, options_from_wire
 from costmodel.wire import plan_from_wire, plan_to_wire
 
 __all__ = [
-    "Catalog", "Options", "PlanError", "catalog_from_wire", "optimize", "optimize_wire",
-    "options_from_wire", "plan_from_wire", "plan_to_wire",
+    "Catalog",
+    "Options",
+    "PlanError",
+    "catalog_from_wire",
+    "optimize",
+    "optimize_wire",
+    "options_from_wire",
+    "plan_from_wire",
+    "plan_to_wire",
 ]

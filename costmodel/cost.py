@@ -103,9 +103,7 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
 class CostModel:
     """Estimates rows and cost of plans under one catalog, options and estimator."""
 
-    def __init__(
-        self, catalog: Catalog, options: Options, estimator: Estimator, tracked: frozenset[int] | None = None
-    ):
+    def __init__(self, catalog: Catalog, options: Options, estimator: Estimator, tracked: frozenset[int] | None = None):
         """``tracked``: the columns whose NDV matters (keys, predicate columns); None tracks all."""
         self.catalog = catalog
         self.options = options
@@ -206,9 +204,16 @@ class CostModel:
             self._joint_cache[key] = hit
         return hit[1]
 
-    def _make(self, node: Node, inputs: tuple[float, ...], rows_out: float, k: float,
-              ndv: dict[int, float], extra: float = 0.0,
-              base: tuple[float, Mapping[int, float]] | None = None) -> _Est:
+    def _make(
+        self,
+        node: Node,
+        inputs: tuple[float, ...],
+        rows_out: float,
+        k: float,
+        ndv: dict[int, float],
+        extra: float = 0.0,
+        base: tuple[float, Mapping[int, float]] | None = None,
+    ) -> _Est:
         """The estimate; ``base`` (rows and NDVs without the filters below) defaults to the output itself."""
         rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
         rows_in = sum(inputs)
@@ -217,7 +222,9 @@ class CostModel:
         base_rows, base_ndv = base if base is not None else (rows_out, ndv)
         return _Est(
             NodeCost(node.id, op_name(node), rows_in, rows_out, k, cost, below + cost, inputs),
-            ndv, min(base_rows, MAX_ESTIMATE), base_ndv,
+            ndv,
+            min(base_rows, MAX_ESTIMATE),
+            base_ndv,
         )
 
     def _estimate(self, node: Node) -> _Est:
@@ -252,8 +259,9 @@ class CostModel:
                 rows = min(rows, fetched)
                 k_read = opts.k("index_lookup")
             base_ndv = dict(ndv)
-            out, k_filters = self._apply(table_rows, ndv, list(node.filters) + (
-                list(node.index.predicates) if node.index is not None else []))
+            out, k_filters = self._apply(
+                table_rows, ndv, list(node.filters) + (list(node.index.predicates) if node.index is not None else [])
+            )
             # the filters' own cost is paid on the rows actually read
             k_filters = k_filters - (
                 sum(self.predicate_cost(p) for p in node.index.predicates) if node.index is not None else 0.0
@@ -333,8 +341,15 @@ class CostModel:
             return self._join(node, kid_ests, inputs)
         raise TypeError(f"unknown node {node!r}")
 
-    def _key_divisor(self, lk: Expr, rk: Expr, left_ndv: Mapping[int, float], right_ndv: Mapping[int, float],
-                     left_rows: float, right_rows: float) -> float:
+    def _key_divisor(
+        self,
+        lk: Expr,
+        rk: Expr,
+        left_ndv: Mapping[int, float],
+        right_ndv: Mapping[int, float],
+        left_rows: float,
+        right_rows: float,
+    ) -> float:
         """max(NDV left key, NDV right key), the textbook join divisor, with a rule for unknown NDVs.
 
         A key whose NDV nobody gave carries its table's row count (it may be a primary key). When both
@@ -371,8 +386,14 @@ class CostModel:
             return ndv.get(next(iter(cids)))
         return None
 
-    def _inner_rows(self, keys: list[tuple[Expr, Expr]], left_rows: float, right_rows: float,
-                    left_ndv: Mapping[int, float], right_ndv: Mapping[int, float]) -> float:
+    def _inner_rows(
+        self,
+        keys: list[tuple[Expr, Expr]],
+        left_rows: float,
+        right_rows: float,
+        left_ndv: Mapping[int, float],
+        right_ndv: Mapping[int, float],
+    ) -> float:
         """Matching pairs on the equi-join keys: |L| |R| / max(NDV) per key (the textbook estimate)."""
         if not keys:
             return left_rows * right_rows

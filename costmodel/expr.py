@@ -23,30 +23,105 @@ DIVISIONS = frozenset({"/", "%", "div", "mod"})
 BOOLEAN = frozenset({"and", "or", "not"})
 LIKES = frozenset({"like", "ilike", "not_like"})
 REGEXES = frozenset({"rlike", "regexp", "regexp_like", "similar_to", "regexp_extract", "regexp_replace"})
-AGGREGATES = frozenset({
-    "count", "sum", "avg", "mean", "min", "max", "array_agg", "collect_list", "collect_set",
-    "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "first", "last",
-    "any_value", "approx_count_distinct", "count_if", "bool_and", "bool_or", "every", "some",
-    "median", "percentile", "percentile_approx", "string_agg", "listagg", "group_concat",
-    "corr", "covar_pop", "covar_samp", "max_by", "min_by", "mode", "product",
-})
-WINDOW_ONLY = frozenset({
-    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
-    "first_value", "last_value", "nth_value",
-})
-NONDETERMINISTIC = frozenset({
-    "rand", "random", "randn", "uuid", "shuffle", "monotonically_increasing_id",
-    "spark_partition_id", "input_file_name", "random_uniform",
-})
+AGGREGATES = frozenset(
+    {
+        "count",
+        "sum",
+        "avg",
+        "mean",
+        "min",
+        "max",
+        "array_agg",
+        "collect_list",
+        "collect_set",
+        "stddev",
+        "stddev_samp",
+        "stddev_pop",
+        "variance",
+        "var_samp",
+        "var_pop",
+        "first",
+        "last",
+        "any_value",
+        "approx_count_distinct",
+        "count_if",
+        "bool_and",
+        "bool_or",
+        "every",
+        "some",
+        "median",
+        "percentile",
+        "percentile_approx",
+        "string_agg",
+        "listagg",
+        "group_concat",
+        "corr",
+        "covar_pop",
+        "covar_samp",
+        "max_by",
+        "min_by",
+        "mode",
+        "product",
+    }
+)
+WINDOW_ONLY = frozenset(
+    {
+        "row_number",
+        "rank",
+        "dense_rank",
+        "percent_rank",
+        "cume_dist",
+        "ntile",
+        "lag",
+        "lead",
+        "first_value",
+        "last_value",
+        "nth_value",
+    }
+)
+NONDETERMINISTIC = frozenset(
+    {
+        "rand",
+        "random",
+        "randn",
+        "uuid",
+        "shuffle",
+        "monotonically_increasing_id",
+        "spark_partition_id",
+        "input_file_name",
+        "random_uniform",
+    }
+)
 RAISING = frozenset({"assert_true", "raise_error", "error"})
 STRING_TYPES = ("string", "varchar", "char", "text", "unknown")
 
 #: Operator precedence for rendering (higher binds tighter).
 _PRECEDENCE = {
-    "or": 1, "and": 2, "not": 3,
-    "=": 4, "!=": 4, "<>": 4, "<": 4, "<=": 4, ">": 4, ">=": 4, "<=>": 4,
-    "like": 4, "ilike": 4, "rlike": 4, "in": 4, "between": 4, "is_null": 4, "is_not_null": 4,
-    "+": 5, "-": 5, "*": 6, "/": 6, "%": 6, "div": 6, "mod": 6,
+    "or": 1,
+    "and": 2,
+    "not": 3,
+    "=": 4,
+    "!=": 4,
+    "<>": 4,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "<=>": 4,
+    "like": 4,
+    "ilike": 4,
+    "rlike": 4,
+    "in": 4,
+    "between": 4,
+    "is_null": 4,
+    "is_not_null": 4,
+    "+": 5,
+    "-": 5,
+    "*": 6,
+    "/": 6,
+    "%": 6,
+    "div": 6,
+    "mod": 6,
 }
 
 
@@ -190,9 +265,12 @@ def has_subquery(expr: Expr) -> bool:
 
 
 def _nonzero_literal(expr: Expr) -> bool:
-    return isinstance(expr, Literal) and isinstance(expr.value, (int, float)) and not isinstance(
-        expr.value, bool
-    ) and expr.value != 0
+    return (
+        isinstance(expr, Literal)
+        and isinstance(expr.value, (int, float))
+        and not isinstance(expr.value, bool)
+        and expr.value != 0
+    )
 
 
 def can_raise(expr: Expr) -> bool:

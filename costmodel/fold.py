@@ -43,10 +43,42 @@ STRICT = frozenset(
     | ARITHMETIC
     | LIKES
     | {
-        "rlike", "in", "between", "cast", "upper", "lower", "substring", "substr", "length", "trim",
-        "ltrim", "rtrim", "abs", "year", "month", "day", "quarter", "extract", "date_add", "date_sub",
-        "concat", "round", "floor", "ceil", "sqrt", "ln", "log", "exp", "power", "mod", "neg",
-        "starts_with", "startswith", "ends_with", "contains", "regexp_like",
+        "rlike",
+        "in",
+        "between",
+        "cast",
+        "upper",
+        "lower",
+        "substring",
+        "substr",
+        "length",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "abs",
+        "year",
+        "month",
+        "day",
+        "quarter",
+        "extract",
+        "date_add",
+        "date_sub",
+        "concat",
+        "round",
+        "floor",
+        "ceil",
+        "sqrt",
+        "ln",
+        "log",
+        "exp",
+        "power",
+        "mod",
+        "neg",
+        "starts_with",
+        "startswith",
+        "ends_with",
+        "contains",
+        "regexp_like",
     }
 )
 
@@ -112,8 +144,17 @@ def _arith(fn: str, values: list[Any]) -> Any:
 
 def _is_boolean(expr: Call) -> bool:
     return expr.fn in COMPARISONS or expr.fn in (
-        "and", "or", "not", "is_null", "is_not_null", "in", "between",
-        "is_true", "is_false", "is_not_true", "is_not_false",
+        "and",
+        "or",
+        "not",
+        "is_null",
+        "is_not_null",
+        "in",
+        "between",
+        "is_true",
+        "is_false",
+        "is_not_true",
+        "is_not_false",
     )
 
 
@@ -122,13 +163,18 @@ def _compare(fn: str, left: Any, right: Any) -> Truth:
         return Truth.UNKNOWN
     numeric = (int, float)
     if not (
-        (isinstance(left, numeric) and isinstance(right, numeric))
-        or (isinstance(left, str) and isinstance(right, str))
+        (isinstance(left, numeric) and isinstance(right, numeric)) or (isinstance(left, str) and isinstance(right, str))
     ):
         return Truth.UNKNOWN
     result = {
-        "=": left == right, "!=": left != right, "<>": left != right, "<": left < right,
-        "<=": left <= right, ">": left > right, ">=": left >= right, "<=>": left == right,
+        "=": left == right,
+        "!=": left != right,
+        "<>": left != right,
+        "<": left < right,
+        "<=": left <= right,
+        ">": left > right,
+        ">=": left >= right,
+        "<=>": left == right,
     }[fn]
     return Truth.TRUE if result else Truth.FALSE
 
@@ -159,7 +205,9 @@ def _or(parts: list[Truth]) -> Truth:
 
 def _not(part: Truth) -> Truth:
     return {
-        Truth.TRUE: Truth.FALSE, Truth.FALSE: Truth.TRUE, Truth.NULL: Truth.NULL,
+        Truth.TRUE: Truth.FALSE,
+        Truth.FALSE: Truth.TRUE,
+        Truth.NULL: Truth.NULL,
     }.get(part, Truth.UNKNOWN)
 
 
@@ -222,8 +270,9 @@ def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
         if needle is _UNK:
             # x IN (NULL, NULL) can never be true
             return Truth.NOT_TRUE if all(v is None for v in values) else Truth.UNKNOWN
-        results = [Truth.NULL if v is None else Truth.UNKNOWN if v is _UNK else _compare("=", needle, v)
-                   for v in values]
+        results = [
+            Truth.NULL if v is None else Truth.UNKNOWN if v is _UNK else _compare("=", needle, v) for v in values
+        ]
         return _or(results)
     if fn == "between":
         x, lo, hi = (_value(a, nulls) for a in expr.args)

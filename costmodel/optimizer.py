@@ -150,16 +150,23 @@ def _strip(plan: Node) -> _Stripped:
             for part, reason in classify_conjuncts(node.predicate):
                 if reason is not None:
                     stay.append(part)
-                    fixed.append({"predicate": to_sql(part), "operator": below.id, "action": "blocked",
-                                  "reason": reason})
+                    fixed.append(
+                        {"predicate": to_sql(part), "operator": below.id, "action": "blocked", "reason": reason}
+                    )
                     continue
                 folded = fold_conjunct(part)
                 if folded is None:
                     rewrites.append({"rule": "remove_always_true", "operator": node.id, "predicate": to_sql(part)})
                     continue
                 if folded is FALSE and part is not FALSE:
-                    rewrites.append({"rule": "never_true", "operator": node.id, "predicate": to_sql(part),
-                                     "detail": "the predicate is never true: the result is empty"})
+                    rewrites.append(
+                        {
+                            "rule": "never_true",
+                            "operator": node.id,
+                            "predicate": to_sql(part),
+                            "detail": "the predicate is never true: the result is empty",
+                        }
+                    )
                 movable.append(folded)
             for part in movable:
                 add(part, "where", below, ABOVE, node.id)
@@ -177,8 +184,9 @@ def _strip(plan: Node) -> _Stripped:
                 keep.append(part)
                 if one_side:
                     reason = "nondeterministic_predicate" if not is_deterministic(part) else "aggregate_in_predicate"
-                    fixed.append({"predicate": to_sql(part), "operator": node.id, "action": "blocked",
-                                  "reason": reason})
+                    fixed.append(
+                        {"predicate": to_sql(part), "operator": node.id, "action": "blocked", "reason": reason}
+                    )
             node = replace(node, on=and_(keep) if keep else None)
         return node
 
@@ -240,11 +248,16 @@ def _simplify_outer_joins(stripped: _Stripped, options: Options) -> Node:
         if change is None:
             return skeleton
         join, new_type, form = change
-        stripped.rewrites.append({
-            "rule": "outer_to_inner", "operator": join.id, "from": join.type, "to": new_type,
-            "predicate": to_sql(form),
-            "detail": f"{to_sql(form)} is never true on the rows the {join.type} join pads with NULLs",
-        })
+        stripped.rewrites.append(
+            {
+                "rule": "outer_to_inner",
+                "operator": join.id,
+                "from": join.type,
+                "to": new_type,
+                "predicate": to_sql(form),
+                "detail": f"{to_sql(form)} is never true on the rows the {join.type} join pads with NULLs",
+            }
+        )
         skeleton = _replace_node(skeleton, join.id, replace(join, type=new_type))
 
 
@@ -315,9 +328,16 @@ class _Reporter:
         r = _ratio(row.rows_out, rows_in)
         p = 1 - s
         r1 = k / c if c > 0 else float("inf")
-        out = {"p": round(p, 6), "r": round(r, 6), "r1": round(r1, 6), "lhs": round(1 - r, 6),
-               "rhs": round(p * r1, 6), "selectivity": round(s, 6),
-               "interval": [round(est.low, 6), round(est.high, 6)], "source": est.source}
+        out = {
+            "p": round(p, 6),
+            "r": round(r, 6),
+            "r1": round(r1, 6),
+            "lhs": round(1 - r, 6),
+            "rhs": round(p * r1, 6),
+            "selectivity": round(s, 6),
+            "interval": [round(est.low, 6), round(est.high, 6)],
+            "source": est.source,
+        }
         # p ranges over [1 - high, 1 - low]: if the inequality holds at one end and not the other,
         # the estimate cannot settle this decision
         holds_low = 1 - r <= (1 - est.high) * r1 + 1e-12
@@ -330,9 +350,7 @@ class _Reporter:
             out["cost_if_pushed"] = round(pos.best_below, 4)
         return out
 
-    def decisions(
-        self, pred: Pred, mode: str, absent_cost: float | None, costed: bool = True
-    ) -> list[dict[str, Any]]:
+    def decisions(self, pred: Pred, mode: str, absent_cost: float | None, costed: bool = True) -> list[dict[str, Any]]:
         text = to_sql(pred.form)
         out: list[dict[str, Any]] = []
         in_cut = {id(p) for p in pred.cut}
@@ -341,8 +359,12 @@ class _Reporter:
             return id(pos) in in_cut or any(on_path(b) for b in pos.below)
 
         if pred.kind == "derived":
-            entry = {"predicate": text, "operator": pred.via, "action": "pushed" if pred.cut else "kept",
-                     "reason": pred.derived_reason if pred.cut else "derived_not_beneficial"}
+            entry = {
+                "predicate": text,
+                "operator": pred.via,
+                "action": "pushed" if pred.cut else "kept",
+                "reason": pred.derived_reason if pred.cut else "derived_not_beneficial",
+            }
             if absent_cost is not None:
                 entry["cost_without"] = round(absent_cost, 4)
             out.append(entry)
@@ -513,7 +535,15 @@ def optimize(
         if rewrite["rule"] == "never_true":
             warnings.append(f"{rewrite['predicate']} is never true: the query returns no rows")
     return OptimizeResult(
-        final, plan, decisions, estimates, before, after, stripped.rewrites, warnings, estimator.estimate,
+        final,
+        plan,
+        decisions,
+        estimates,
+        before,
+        after,
+        stripped.rewrites,
+        warnings,
+        estimator.estimate,
         [report.to_wire() for report in scan_access.reports],
     )
 

@@ -188,25 +188,36 @@ class Materializer:
             node = self._by_id[node_id]
             kids = tuple(tops[k.id] for k in children(node))
             tops[node_id] = self._assemble(
-                node, kids, placements.get((node_id, SCAN), ()), placements.get((node_id, ON), ()),
-                placements.get((node_id, ABOVE), ()), None,
+                node,
+                kids,
+                placements.get((node_id, SCAN), ()),
+                placements.get((node_id, ON), ()),
+                placements.get((node_id, ABOVE), ()),
+                None,
             )
         return Built(tops[self.skeleton.id], tops, placements)
 
     def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str], tops: dict[str, Node]) -> Node:
         kids = tuple(self._build(child, placements, filter_ids, tops) for child in children(node))
         top = self._assemble(
-            node, kids, placements.get((node.id, SCAN), ()), placements.get((node.id, ON), ()),
-            placements.get((node.id, ABOVE), ()), filter_ids.get(node.id),
+            node,
+            kids,
+            placements.get((node.id, SCAN), ()),
+            placements.get((node.id, ON), ()),
+            placements.get((node.id, ABOVE), ()),
+            filter_ids.get(node.id),
         )
         tops[node.id] = top
         return top
 
     def _assemble(self, node: Node, kids: tuple[Node, ...], scan_adds, on_adds, above, filter_id: str | None) -> Node:
         key = (
-            node.id, tuple(map(id, kids)),
-            tuple((i, id(f)) for i, f in scan_adds), tuple((i, id(f)) for i, f in on_adds),
-            tuple((i, id(f)) for i, f in above), filter_id,
+            node.id,
+            tuple(map(id, kids)),
+            tuple((i, id(f)) for i, f in scan_adds),
+            tuple((i, id(f)) for i, f in on_adds),
+            tuple((i, id(f)) for i, f in above),
+            filter_id,
         )
         hit = self._memo.get(key)
         if hit is not None:
@@ -274,7 +285,7 @@ def best_cut(
         elif len(pos.below) > 1:
             chosen: list[Position] = []
             for i, branch in enumerate(pos.below):
-                sub, _ = best_from(branch, fixed + chosen + pos.below[i + 1:])
+                sub, _ = best_from(branch, fixed + chosen + pos.below[i + 1 :])
                 chosen.extend(sub)
             together = cost(fixed + chosen)
             pos.best_below = together
@@ -305,6 +316,7 @@ def place(
         pred.cut = [] if pred.kind == "derived" else [pred.root]
     if mode == "never":
         return absent_costs, None
+
     def best_at(pred: Pred, start: Built) -> tuple[list[Position], float, Callable[[list[Position]], float]]:
         """The best cut of ``pred`` with the other predicates as in ``start``, and the costing used."""
         where = pred.cut

@@ -156,8 +156,16 @@ Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Windo
 
 #: Operator name of each node class, as used for cost constants and the wire.
 OP_NAMES: dict[type, str] = {
-    Scan: "scan", Filter: "filter", Project: "project", Aggregate: "aggregate", Join: "join",
-    SetOp: "union", Sort: "sort", Limit: "limit", Window: "window", Distinct: "distinct",
+    Scan: "scan",
+    Filter: "filter",
+    Project: "project",
+    Aggregate: "aggregate",
+    Join: "join",
+    SetOp: "union",
+    Sort: "sort",
+    Limit: "limit",
+    Window: "window",
+    Distinct: "distinct",
     Alias: "alias",
 }
 
@@ -211,9 +219,7 @@ def output_fields(node: Node) -> tuple[Field, ...]:
     if isinstance(node, Project):
         return tuple(Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.exprs)
     if isinstance(node, Aggregate):
-        return tuple(
-            Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.group_by + node.aggregates
-        )
+        return tuple(Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.group_by + node.aggregates)
     if isinstance(node, Window):
         return output_fields(node.input) + tuple(Field(f.cid, f.name, None) for f in node.functions)
     if isinstance(node, Join):

@@ -105,8 +105,11 @@ class _Rewriter:
                 x, lo, hi = inner
                 return x, Call(expr.fn, (lo, b)), Call(expr.fn, (hi, b))
             if (
-                isinstance(a, Literal) and isinstance(a.value, (int, float)) and not isinstance(a.value, bool)
-                and expr.fn in ("+", "*") and not (expr.fn == "*" and a.value <= 0)
+                isinstance(a, Literal)
+                and isinstance(a.value, (int, float))
+                and not isinstance(a.value, bool)
+                and expr.fn in ("+", "*")
+                and not (expr.fn == "*" and a.value <= 0)
             ):
                 return self.monotone(Call(expr.fn, (b, a)))
         return None
@@ -156,8 +159,9 @@ class _Rewriter:
             }[fn]
             return and_([self.some_not_null(x), *checks])
         if fn == "between" and all(isinstance(a, Literal) for a in expr.args[1:]):
-            return self.rewrite(Call("and", (Call(">=", (expr.args[0], expr.args[1])),
-                                             Call("<=", (expr.args[0], expr.args[2])))))
+            return self.rewrite(
+                Call("and", (Call(">=", (expr.args[0], expr.args[1])), Call("<=", (expr.args[0], expr.args[2]))))
+            )
         if fn == "in" and all(isinstance(a, Literal) for a in expr.args[1:]):
             parts = [self.rewrite(Call("=", (expr.args[0], v))) for v in expr.args[1:] if v.value is not None]
             return or_(parts) if parts else FALSE
@@ -209,6 +213,7 @@ def _cast_literal(value: Any, target: str) -> Any:
 
 def _evaluate(expr: Expr) -> Expr:
     """Fold the arithmetic and casts over literal statistics, so ``fold`` can compare them."""
+
     def step(node: Expr) -> Expr | None:
         if not isinstance(node, Call) or not all(isinstance(a, Literal) for a in node.args):
             return None
@@ -263,7 +268,8 @@ def _temporal_literals(expr: Expr) -> Expr:
             if temporal:
                 args = tuple(
                     Literal(_comparable(a.value, temporal=True), "timestamp")
-                    if isinstance(a, Literal) and isinstance(a.value, str) else a
+                    if isinstance(a, Literal) and isinstance(a.value, str)
+                    else a
                     for a in node.args
                 )
                 return Call(node.fn, args, node.distinct, node.type, node.name, node.cost, node.deterministic)

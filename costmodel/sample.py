@@ -302,8 +302,9 @@ class _Evaluator:
             if not isinstance(pattern, str):
                 raise Unsupported("LIKE with a non-string pattern")
             regex = like_regex(pattern, ignore_case=fn == "ilike")
-            matched = np.fromiter((isinstance(v, str) and regex.match(v) is not None for v in values),
-                                  dtype=bool, count=self.n)
+            matched = np.fromiter(
+                (isinstance(v, str) and regex.match(v) is not None for v in values), dtype=bool, count=self.n
+            )
             if fn == "not_like":
                 matched = ~matched
             return matched & ~nulls, ~matched & ~nulls

@@ -59,7 +59,9 @@ class ScanReport:
         out: dict[str, Any] = {"scan": self.scan, "table": self.table}
         if self.containers_total:
             out["containers"] = {
-                "total": self.containers_total, "pruned": self.pruned, "kept": self.kept,
+                "total": self.containers_total,
+                "pruned": self.pruned,
+                "kept": self.kept,
                 "predicate": self.pruning_predicate,
             }
         if self.index is not None:
@@ -174,8 +176,15 @@ class ScanAccess:
             self.reports.append(report)
         return scan
 
-    def _index(self, scan: Scan, table: TableInfo, names: dict[int, str], report: ScanReport,
-               null_supplying: bool, index_joined: bool) -> Scan:
+    def _index(
+        self,
+        scan: Scan,
+        table: TableInfo,
+        names: dict[int, str],
+        report: ScanReport,
+        null_supplying: bool,
+        index_joined: bool,
+    ) -> Scan:
         candidates = [(index, _match_index(index, scan.filters, names)) for index in table.indexes]
         candidates = [(index, matched) for index, matched in candidates if matched]
         if not candidates:
@@ -187,11 +196,20 @@ class ScanAccess:
             reason = "null_supplying_side" if null_supplying else "index_used_by_join"
             detail = (
                 "rows of this input may be NULL-padded: the filter must run after the join"
-                if null_supplying else "the join already reads this table through an index on its key"
+                if null_supplying
+                else "the join already reads this table through an index on its key"
             )
             report.index = {"name": index.name, "columns": list(index.columns), "chosen": False, "reason": reason}
-            self.decisions.append({"predicate": text, "operator": scan.id, "action": "blocked", "reason": reason,
-                                   "detail": detail, "index": label})
+            self.decisions.append(
+                {
+                    "predicate": text,
+                    "operator": scan.id,
+                    "action": "blocked",
+                    "reason": reason,
+                    "detail": detail,
+                    "index": label,
+                }
+            )
             return scan
         rows = self.model.node_cost(scan).inputs[0]
         selectivity = self.model.estimator.estimate(and_(matched)).selectivity
@@ -202,15 +220,25 @@ class ScanAccess:
         cost_scan = rows * self.model.options.k("scan")
         chosen = cost_index < cost_scan
         report.index = {
-            "name": index.name, "columns": list(index.columns), "predicates": [to_sql(p) for p in matched],
-            "rows_fetched": round(fetched, 4), "cost_index": round(cost_index, 4), "cost_scan": round(cost_scan, 4),
+            "name": index.name,
+            "columns": list(index.columns),
+            "predicates": [to_sql(p) for p in matched],
+            "rows_fetched": round(fetched, 4),
+            "cost_index": round(cost_index, 4),
+            "cost_scan": round(cost_scan, 4),
             "chosen": chosen,
         }
-        self.decisions.append({
-            "predicate": text, "operator": scan.id, "action": "pushed" if chosen else "kept",
-            "reason": "index_lookup" if chosen else "index_not_cheaper", "index": label,
-            "cost_if_kept": round(cost_scan, 4), "cost_if_pushed": round(cost_index, 4),
-        })
+        self.decisions.append(
+            {
+                "predicate": text,
+                "operator": scan.id,
+                "action": "pushed" if chosen else "kept",
+                "reason": "index_lookup" if chosen else "index_not_cheaper",
+                "index": label,
+                "cost_if_kept": round(cost_scan, 4),
+                "cost_if_pushed": round(cost_index, 4),
+            }
+        )
         if not chosen:
             return scan
         residual = tuple(f for f in scan.filters if not any(f is m for m in matched))

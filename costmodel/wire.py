@@ -46,16 +46,37 @@ from costmodel.plan import (
 
 JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti", "cross")
 NODE_OPS = (
-    "scan", "filter", "project", "aggregate", "join", "union", "intersect", "except",
-    "sort", "limit", "window", "distinct", "alias",
+    "scan",
+    "filter",
+    "project",
+    "aggregate",
+    "join",
+    "union",
+    "intersect",
+    "except",
+    "sort",
+    "limit",
+    "window",
+    "distinct",
+    "alias",
 )
 #: Deepest nesting of nodes and expressions accepted; deeper input is refused, not crashed on.
 MAX_DEPTH = 1000
 
 _ARITY = {
-    "not": (1, 1), "is_null": (1, 1), "is_not_null": (1, 1), "neg": (1, 1),
-    "between": (3, 3), "in": (2, None), "and": (1, None), "or": (1, None), "case": (2, None),
-    "like": (2, 3), "ilike": (2, 3), "rlike": (2, 2), "cast": (1, 1),
+    "not": (1, 1),
+    "is_null": (1, 1),
+    "is_not_null": (1, 1),
+    "neg": (1, 1),
+    "between": (3, 3),
+    "in": (2, None),
+    "and": (1, None),
+    "or": (1, None),
+    "case": (2, None),
+    "like": (2, 3),
+    "ilike": (2, 3),
+    "rlike": (2, 2),
+    "cast": (1, 1),
 }
 for _op in ("=", "!=", "<>", "<", "<=", ">", ">=", "<=>", "+", "-", "*", "/", "%"):
     _ARITY[_op] = (2, 2)
@@ -187,9 +208,7 @@ class _Binder:
                         f"{fn} takes {expected} arguments, got {len(args_raw)}",
                         f"{path}.args",
                     )
-            args = tuple(
-                self.expr(a, scope, f"{path}.args[{i}]", depth + 1) for i, a in enumerate(args_raw)
-            )
+            args = tuple(self.expr(a, scope, f"{path}.args[{i}]", depth + 1) for i, a in enumerate(args_raw))
             if fn == "cast":
                 typ = raw.get("type")
                 if not isinstance(typ, str):
@@ -242,7 +261,7 @@ class _Binder:
 
     def named(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int, index: int) -> NamedExpr:
         if not isinstance(raw, dict) or "expr" not in raw:
-            raise PlanError("invalid_node", "expected {\"expr\": ..., \"as\": name}", path)
+            raise PlanError("invalid_node", 'expected {"expr": ..., "as": name}', path)
         expr = self.expr(raw["expr"], scope, f"{path}.expr", depth + 1)
         name = raw.get("as")
         if name is not None and not isinstance(name, str):
@@ -261,7 +280,7 @@ class _Binder:
         for i, item in enumerate(raw):
             kpath = f"{path}[{i}]"
             if not isinstance(item, dict) or "expr" not in item:
-                raise PlanError("invalid_node", "a sort key is {\"expr\", \"desc\", \"nulls_first\"}", kpath)
+                raise PlanError("invalid_node", 'a sort key is {"expr", "desc", "nulls_first"}', kpath)
             keys.append(
                 SortKey(
                     self.expr(item["expr"], scope, f"{kpath}.expr", depth + 1),
@@ -292,9 +311,7 @@ class _Binder:
             raise PlanError("invalid_node", "a plan node must be an object", path)
         op = raw.get("op")
         if op not in NODE_OPS:
-            raise PlanError(
-                "unknown_op", f"unknown op {op!r}", f"{path}.op", {"known": list(NODE_OPS)}
-            )
+            raise PlanError("unknown_op", f"unknown op {op!r}", f"{path}.op", {"known": list(NODE_OPS)})
         nid = self.node_id(raw, path)
         reader: Callable[[dict[str, Any], str, int, str], Node] = getattr(self, f"_{op}", self._setop)
         return reader(raw, path, depth, nid)
@@ -447,9 +464,7 @@ class _Binder:
                     f"{path}.columns",
                 )
             names = tuple(str(n) for n in names_raw)
-        fields = tuple(
-            Field(f.cid, names[i] if names else f.name, name, f.type) for i, f in enumerate(inner)
-        )
+        fields = tuple(Field(f.cid, names[i] if names else f.name, name, f.type) for i, f in enumerate(inner))
         return Alias(nid, name, child, fields, names)
 
 
@@ -584,16 +599,26 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
         scope = scope + output_fields(kid)
     namer = _Namer(scope)
     if isinstance(node, Filter):
-        return {"op": "filter", "id": node.id, "predicate": expr_to_wire(node.predicate, namer),
-                "input": plan_to_wire(node.input)}
+        return {
+            "op": "filter",
+            "id": node.id,
+            "predicate": expr_to_wire(node.predicate, namer),
+            "input": plan_to_wire(node.input),
+        }
     if isinstance(node, Project):
-        return {"op": "project", "id": node.id, "exprs": [_named_to_wire(e, namer) for e in node.exprs],
-                "input": plan_to_wire(node.input)}
+        return {
+            "op": "project",
+            "id": node.id,
+            "exprs": [_named_to_wire(e, namer) for e in node.exprs],
+            "input": plan_to_wire(node.input),
+        }
     if isinstance(node, Aggregate):
         return {
-            "op": "aggregate", "id": node.id,
+            "op": "aggregate",
+            "id": node.id,
             "group_by": [
-                expr_to_wire(k.expr, namer) if isinstance(k.expr, Column) and k.cid == k.expr.cid
+                expr_to_wire(k.expr, namer)
+                if isinstance(k.expr, Column) and k.cid == k.expr.cid
                 else _named_to_wire(k, namer)
                 for k in node.group_by
             ],
@@ -601,8 +626,12 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
             "input": plan_to_wire(node.input),
         }
     if isinstance(node, Join):
-        out = {"op": "join", "id": node.id, "type": node.type,
-               "on": expr_to_wire(node.on, namer) if node.on is not None else None}
+        out = {
+            "op": "join",
+            "id": node.id,
+            "type": node.type,
+            "on": expr_to_wire(node.on, namer) if node.on is not None else None,
+        }
         if node.null_aware:
             out["null_aware"] = True
         out["left"] = plan_to_wire(node.left)
@@ -617,8 +646,13 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
         out["input"] = plan_to_wire(node.input)
         return out
     if isinstance(node, Limit):
-        return {"op": "limit", "id": node.id, "count": node.count, "offset": node.offset,
-                "input": plan_to_wire(node.input)}
+        return {
+            "op": "limit",
+            "id": node.id,
+            "count": node.count,
+            "offset": node.offset,
+            "input": plan_to_wire(node.input),
+        }
     if isinstance(node, Window):
         functions = []
         for f in node.functions:
@@ -627,7 +661,8 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
                 item["partition_by"] = [expr_to_wire(e, namer) for e in f.partition_by]
             functions.append(item)
         return {
-            "op": "window", "id": node.id,
+            "op": "window",
+            "id": node.id,
             "partition_by": [expr_to_wire(e, namer) for e in node.partition_by],
             "order_by": _keys_to_wire(node.order_by, namer),
             "functions": functions,
@@ -645,6 +680,8 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
 
 
 def _index_to_wire(index: IndexLookup, namer: _Namer) -> dict[str, Any]:
-    return {"name": index.index, "columns": list(index.columns),
-            "predicates": [expr_to_wire(p, namer) for p in index.predicates]}
-
+    return {
+        "name": index.index,
+        "columns": list(index.columns),
+        "predicates": [expr_to_wire(p, namer) for p in index.predicates],
+    }

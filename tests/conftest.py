@@ -24,7 +24,9 @@ from tests.postgres import postgres  # noqa: F401  (the session-wide PostgreSQL 
 def _make_settings(**overrides: Any) -> Settings:
     """Settings that do not depend on the developer's PUSHDOWN_* environment."""
     values: dict[str, Any] = {
-        "api_token": None, "max_body_bytes": 10 * 1024 * 1024, "max_json_depth": 2500,
+        "api_token": None,
+        "max_body_bytes": 10 * 1024 * 1024,
+        "max_json_depth": 2500,
         # history and statistics go to a directory of the test run, never the developer's ./data
         "data_dir": Path(tempfile.mkdtemp(prefix="pushdown-test-data-")),
     }

@@ -24,7 +24,8 @@ def push_through_aggregate(predicate, node: Aggregate) -> Outcome:
     if not used <= set(keys):
         return Blocked("not_on_group_keys", "the predicate reads an aggregate result or a non-key column")
     mapping = {
-        cid: key.expr for cid, key in keys.items()
+        cid: key.expr
+        for cid, key in keys.items()
         if cid in used and not (isinstance(key.expr, Column) and key.expr.cid == cid)
     }
     return [Crossing(0, substitute(predicate, mapping) if mapping else predicate)]

@@ -25,13 +25,23 @@ from costmodel.rules import Blocked, Crossing, Outcome
 
 #: sides a WHERE predicate may enter, by join type
 WHERE_SIDES = {
-    "inner": (0, 1), "cross": (0, 1), "left": (0,), "right": (1,), "full": (),
-    "semi": (0,), "anti": (0,),
+    "inner": (0, 1),
+    "cross": (0, 1),
+    "left": (0,),
+    "right": (1,),
+    "full": (),
+    "semi": (0,),
+    "anti": (0,),
 }
 #: sides an ON conjunct may enter, by join type
 ON_SIDES = {
-    "inner": (0, 1), "cross": (0, 1), "left": (1,), "right": (0,), "full": (),
-    "semi": (0, 1), "anti": (1,),
+    "inner": (0, 1),
+    "cross": (0, 1),
+    "left": (1,),
+    "right": (0,),
+    "full": (),
+    "semi": (0, 1),
+    "anti": (1,),
 }
 
 

@@ -1,7 +1,7 @@
 """Never through a limit or offset: which rows survive depends on what reaches the limit.
 
-    Filter: a > 1                 (unchanged)
-      Limit: 10
+Filter: a > 1                 (unchanged)
+  Limit: 10
 """
 
 from __future__ import annotations

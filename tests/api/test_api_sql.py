@@ -10,8 +10,12 @@ import httpx
 CITIES_AND_STATES: dict[str, Any] = {
     "tables": {
         "cities": {
-            "columns": [{"name": "id", "type": "int"}, {"name": "name", "type": "string"},
-                        {"name": "state_id", "type": "int"}, {"name": "first_letter", "type": "string"}],
+            "columns": [
+                {"name": "id", "type": "int"},
+                {"name": "name", "type": "string"},
+                {"name": "state_id", "type": "int"},
+                {"name": "first_letter", "type": "string"},
+            ],
             "row_count": 20000,
             "column_stats": {"state_id": {"ndv": 50, "min": 1, "max": 50, "null_count": 0}},
         },
@@ -19,14 +23,18 @@ CITIES_AND_STATES: dict[str, Any] = {
     }
 }
 QUERY = (
-    "SELECT c.name, s.name FROM cities c JOIN states s ON c.state_id = s.id "
-    "WHERE c.name LIKE 'A%' AND s.name LIKE 'A%'"
+    "SELECT c.name, s.name FROM cities c JOIN states s ON c.state_id = s.id WHERE c.name LIKE 'A%' AND s.name LIKE 'A%'"
 )
 
 
 def test_design_example_sql_round_trip(client: httpx.Client) -> None:
-    body = {"sql": QUERY, "dialect": "spark", "catalog": CITIES_AND_STATES, "options": {"mode": "cost"},
-            "context": {"pipeline": "daily_cities", "task": "load", "run": "2026-11-22"}}
+    body = {
+        "sql": QUERY,
+        "dialect": "spark",
+        "catalog": CITIES_AND_STATES,
+        "options": {"mode": "cost"},
+        "context": {"pipeline": "daily_cities", "task": "load", "run": "2026-11-22"},
+    }
     response = client.post("/optimize", json=body)
     assert response.status_code == 200, response.text
     out = response.json()
@@ -44,10 +52,26 @@ def test_design_example_sql_round_trip(client: httpx.Client) -> None:
     con.execute("CREATE TABLE states (id INT, name VARCHAR)")
     con.execute("INSERT INTO states VALUES (1,'Alabama'),(2,'Alaska'),(3,'Arizona'),(4,'California'),(5,'Colorado')")
     con.execute("CREATE TABLE cities (id INT, name VARCHAR, state_id INT, first_letter VARCHAR)")
-    names = ["Alabaster", "Auburn", "Birmingham", "Anchorage", "Akutan", "Bethel", "Avondale", "Apache Junction",
-             "Buckeye", "Alturas", "Anaheim", "Bakersfield", "Aurora", "Aspen", "Boulder"]
-    con.executemany("INSERT INTO cities VALUES (?, ?, ?, ?)",
-                    [(i + 1, n, i // 3 + 1, n[0]) for i, n in enumerate(names)])
+    names = [
+        "Alabaster",
+        "Auburn",
+        "Birmingham",
+        "Anchorage",
+        "Akutan",
+        "Bethel",
+        "Avondale",
+        "Apache Junction",
+        "Buckeye",
+        "Alturas",
+        "Anaheim",
+        "Bakersfield",
+        "Aurora",
+        "Aspen",
+        "Boulder",
+    ]
+    con.executemany(
+        "INSERT INTO cities VALUES (?, ?, ?, ?)", [(i + 1, n, i // 3 + 1, n[0]) for i, n in enumerate(names)]
+    )
     import sqlglot
 
     rewritten = sqlglot.transpile(out["sql"], read="spark", write="duckdb")[0]
@@ -74,8 +98,9 @@ def test_sql_naming_an_unknown_table_lists_the_known_ones(client: httpx.Client) 
 
 
 def test_unknown_column_in_sql_keeps_its_position_and_names_the_column(client: httpx.Client) -> None:
-    response = client.post("/optimize", json={"sql": "SELECT id FROM cities\nWHERE zzz > 1",
-                                              "catalog": CITIES_AND_STATES})
+    response = client.post(
+        "/optimize", json={"sql": "SELECT id FROM cities\nWHERE zzz > 1", "catalog": CITIES_AND_STATES}
+    )
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert detail["name"] == "zzz" and detail["line"] == 2 and isinstance(detail["column"], int)

@@ -15,30 +15,48 @@ from datafusion.substrait import Consumer, Plan, Producer  # noqa: E402
 CATALOG: dict[str, Any] = {
     "tables": {
         "cities": {
-            "columns": [{"name": "id", "type": "bigint"}, {"name": "name", "type": "string"},
-                        {"name": "state_id", "type": "bigint"}],
+            "columns": [
+                {"name": "id", "type": "bigint"},
+                {"name": "name", "type": "string"},
+                {"name": "state_id", "type": "bigint"},
+            ],
             "row_count": 20000,
             "column_stats": {"state_id": {"ndv": 50, "min": 1, "max": 50, "null_count": 0}},
         },
-        "states": {"columns": [{"name": "id", "type": "bigint"}, {"name": "name", "type": "string"}],
-                   "row_count": 50},
+        "states": {"columns": [{"name": "id", "type": "bigint"}, {"name": "name", "type": "string"}], "row_count": 50},
     }
 }
 QUERY = (
-    "SELECT c.name, s.name FROM cities c JOIN states s ON c.state_id = s.id "
-    "WHERE c.name LIKE 'A%' AND s.name LIKE 'A%'"
+    "SELECT c.name, s.name FROM cities c JOIN states s ON c.state_id = s.id WHERE c.name LIKE 'A%' AND s.name LIKE 'A%'"
 )
 
 
 @pytest.fixture(scope="module")
 def ctx() -> SessionContext:
     ctx = SessionContext()
-    ctx.from_pydict({"id": [1, 2, 3, 4, 5], "name": ["Alabama", "Alaska", "Arizona", "California", "Colorado"]},
-                    name="states")
-    names = ["Alabaster", "Auburn", "Birmingham", "Anchorage", "Akutan", "Bethel", "Avondale", "Apache Junction",
-             "Buckeye", "Alturas", "Anaheim", "Bakersfield", "Aurora", "Aspen", "Boulder"]
-    ctx.from_pydict({"id": list(range(1, 16)), "name": names, "state_id": [i // 3 + 1 for i in range(15)]},
-                    name="cities")
+    ctx.from_pydict(
+        {"id": [1, 2, 3, 4, 5], "name": ["Alabama", "Alaska", "Arizona", "California", "Colorado"]}, name="states"
+    )
+    names = [
+        "Alabaster",
+        "Auburn",
+        "Birmingham",
+        "Anchorage",
+        "Akutan",
+        "Bethel",
+        "Avondale",
+        "Apache Junction",
+        "Buckeye",
+        "Alturas",
+        "Anaheim",
+        "Bakersfield",
+        "Aurora",
+        "Aspen",
+        "Boulder",
+    ]
+    ctx.from_pydict(
+        {"id": list(range(1, 16)), "name": names, "state_id": [i // 3 + 1 for i in range(15)]}, name="cities"
+    )
     return ctx
 
 

@@ -29,8 +29,9 @@ def load_bench():
 def test_pruning_bench_at_a_tiny_scale(tmp_path):
     bench = load_bench()
     results = tmp_path / "pruning.json"
-    code = bench.main(["--scale", "0.01", "--row-groups", "8", "--cache-dir", str(tmp_path / "data"),
-                       "--results", str(results)])
+    code = bench.main(
+        ["--scale", "0.01", "--row-groups", "8", "--cache-dir", str(tmp_path / "data"), "--results", str(results)]
+    )
     report = json.loads(results.read_text())
     assert code == 0
     assert report["target"]["wrong"] == 0

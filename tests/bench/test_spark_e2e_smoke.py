@@ -34,8 +34,22 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     bench = _load_bench()
     tmp = tmp_path_factory.mktemp("spark_e2e")
     output = tmp / "spark_e2e.json"
-    argv = ["--scale", "0.01", "--runs", "1", "--queries", "q03,q06,q14", "--timeout", "60",
-            "--udf-loops", "2", "--data-root", str(tmp / "data"), "--output", str(output)]
+    argv = [
+        "--scale",
+        "0.01",
+        "--runs",
+        "1",
+        "--queries",
+        "q03,q06,q14",
+        "--timeout",
+        "60",
+        "--udf-loops",
+        "2",
+        "--data-root",
+        str(tmp / "data"),
+        "--output",
+        str(output),
+    ]
     return bench.main(argv, spark=get_spark()), output
 
 

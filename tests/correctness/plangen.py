@@ -105,9 +105,15 @@ class PlanGenerator:
         inner_scan = {"op": "scan", "table": "t3", "alias": inner_alias}
         k, v = f"{inner_alias}.k", f"{inner_alias}.v"
         if self.rng.random() < 0.5:
-            inner = {"op": "project", "exprs": [{"expr": {"col": k}, "as": "k"}],
-                     "input": {"op": "filter", "predicate": {"fn": ">", "args": [{"col": v}, self.int_lit()]},
-                               "input": inner_scan}}
+            inner = {
+                "op": "project",
+                "exprs": [{"expr": {"col": k}, "as": "k"}],
+                "input": {
+                    "op": "filter",
+                    "predicate": {"fn": ">", "args": [{"col": v}, self.int_lit()]},
+                    "input": inner_scan,
+                },
+            }
             found = {"subquery": inner, "kind": "in", "args": [x]}
         else:
             correlated = {"fn": "=", "args": [{"col": k}, x]}
@@ -131,18 +137,20 @@ class PlanGenerator:
             return self.atom(rel)
         if roll < 0.8:
             return {"fn": "and", "args": [self.atom(rel) for _ in range(self.rng.randint(2, 3))]}
-        return {"fn": "or", "args": [
-            {"fn": "and", "args": [self.atom(rel), self.atom(rel)]},
-            {"fn": "and", "args": [self.atom(rel), self.atom(rel)]},
-        ]}
+        return {
+            "fn": "or",
+            "args": [
+                {"fn": "and", "args": [self.atom(rel), self.atom(rel)]},
+                {"fn": "and", "args": [self.atom(rel), self.atom(rel)]},
+            ],
+        }
 
     # ------------------------------------------------------------ relations
 
     def scan(self) -> Rel:
         table = self.rng.choice(sorted(TABLES))
         alias = self.name("x")
-        return Rel({"op": "scan", "table": table, "alias": alias},
-                   [(f"{alias}.{c}", t) for c, t in TABLES[table]])
+        return Rel({"op": "scan", "table": table, "alias": alias}, [(f"{alias}.{c}", t) for c, t in TABLES[table]])
 
     def wrap(self, plan: dict[str, Any], names: list[tuple[str, str]]) -> Rel:
         alias = self.name("q")
@@ -152,8 +160,20 @@ class PlanGenerator:
         if depth <= 0:
             return self.scan()
         kind = self.rng.choice(
-            ["filter", "filter", "join", "join", "project", "aggregate", "union", "window", "topn", "distinct", "scan",
-             "guarded"]
+            [
+                "filter",
+                "filter",
+                "join",
+                "join",
+                "project",
+                "aggregate",
+                "union",
+                "window",
+                "topn",
+                "distinct",
+                "scan",
+                "guarded",
+            ]
         )
         if kind == "scan":
             return self.scan()
@@ -168,8 +188,16 @@ class PlanGenerator:
             other_input = self.scan()
             lk, rk = self.col(child, "int"), self.col(other_input, "int")
             if lk is not None and rk is not None:
-                child = Rel({"op": "join", "type": "inner", "on": {"fn": "=", "args": [lk, rk]},
-                             "left": child.plan, "right": other_input.plan}, child.columns + other_input.columns)
+                child = Rel(
+                    {
+                        "op": "join",
+                        "type": "inner",
+                        "on": {"fn": "=", "args": [lk, rk]},
+                        "left": child.plan,
+                        "right": other_input.plan,
+                    },
+                    child.columns + other_input.columns,
+                )
             s = self.col(child, "string")
             if s is None:
                 return child
@@ -212,10 +240,16 @@ class PlanGenerator:
             if len(left_ints) < 2 or len(right_ints) < 2:
                 return child
             # the second branch swaps its columns
-            left = {"op": "project", "exprs": [{"expr": {"col": left_ints[0]}, "as": "u1"},
-                                                {"expr": {"col": left_ints[1]}, "as": "u2"}], "input": child.plan}
-            right = {"op": "project", "exprs": [{"expr": {"col": right_ints[1]}, "as": "w1"},
-                                                 {"expr": {"col": right_ints[0]}, "as": "w2"}], "input": other.plan}
+            left = {
+                "op": "project",
+                "exprs": [{"expr": {"col": left_ints[0]}, "as": "u1"}, {"expr": {"col": left_ints[1]}, "as": "u2"}],
+                "input": child.plan,
+            }
+            right = {
+                "op": "project",
+                "exprs": [{"expr": {"col": right_ints[1]}, "as": "w1"}, {"expr": {"col": right_ints[0]}, "as": "w2"}],
+                "input": other.plan,
+            }
             op = self.rng.choice(["union", "union", "intersect", "except"])
             plan = {"op": op, "all": self.rng.random() < 0.6, "inputs": [left, right]}
             return self.wrap(plan, [("u1", "int"), ("u2", "int")])
@@ -224,18 +258,31 @@ class PlanGenerator:
             order = [{"expr": {"col": c}, "desc": False, "nulls_first": True} for c, _ in child.columns]
             fn = self.rng.choice([{"fn": "row_number", "args": []}, {"fn": "count", "args": []}])
             wf = self.name("wf")
-            plan = {"op": "window", "partition_by": [part], "order_by": order,
-                    "functions": [{"expr": fn, "as": wf}], "input": child.plan}
+            plan = {
+                "op": "window",
+                "partition_by": [part],
+                "order_by": order,
+                "functions": [{"expr": fn, "as": wf}],
+                "input": child.plan,
+            }
             names = [(c.rpartition(".")[2] + str(i), t) for i, (c, t) in enumerate(child.columns)]
-            project = {"op": "project", "exprs": [{"expr": {"col": c}, "as": names[i][0]}
-                                                  for i, (c, _t) in enumerate(child.columns)]
-                       + [{"expr": {"col": wf}, "as": wf}], "input": plan}
+            project = {
+                "op": "project",
+                "exprs": [{"expr": {"col": c}, "as": names[i][0]} for i, (c, _t) in enumerate(child.columns)]
+                + [{"expr": {"col": wf}, "as": wf}],
+                "input": plan,
+            }
             return self.wrap(project, names + [(wf, "int")])
         if kind == "topn":
-            keys = [{"expr": {"col": c}, "desc": self.rng.random() < 0.5, "nulls_first": True}
-                    for c, _ in child.columns]
-            plan = {"op": "limit", "count": self.rng.randint(0, 6), "offset": self.rng.randint(0, 2),
-                    "input": {"op": "sort", "keys": keys, "input": child.plan}}
+            keys = [
+                {"expr": {"col": c}, "desc": self.rng.random() < 0.5, "nulls_first": True} for c, _ in child.columns
+            ]
+            plan = {
+                "op": "limit",
+                "count": self.rng.randint(0, 6),
+                "offset": self.rng.randint(0, 2),
+                "input": {"op": "sort", "keys": keys, "input": child.plan},
+            }
             return Rel(plan, child.columns)
         return Rel({"op": "distinct", "input": child.plan}, child.columns)
 
@@ -270,5 +317,8 @@ class PlanGenerator:
         plan = {"op": "filter", "predicate": self.predicate(rel), "input": rel.plan}
         if self.rng.random() < 0.5:
             plan = {"op": "filter", "predicate": self.predicate(rel), "input": plan}
-        return {"op": "project", "exprs": [{"expr": {"col": c}, "as": f"o{i}"} for i, (c, _) in enumerate(rel.columns)],
-                "input": plan}
+        return {
+            "op": "project",
+            "exprs": [{"expr": {"col": c}, "as": f"o{i}"} for i, (c, _) in enumerate(rel.columns)],
+            "input": plan,
+        }

@@ -63,6 +63,7 @@ def test_rewritten_plan_returns_the_same_rows(world, seed):
         result = optimize_wire(plan, cat, {"mode": mode})
         got = _multiset(con, result["plan"], cat)
         if not agrees(expected, got):
+
             def fails(candidate, mode=mode):
                 before = _multiset(con, candidate, cat)
                 return not agrees(before, _multiset(con, optimize_wire(candidate, cat, {"mode": mode})["plan"], cat))

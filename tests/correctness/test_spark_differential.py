@@ -36,9 +36,9 @@ def spark_world():
     rng = random.Random(20261122)
     rows = {name: make_rows(rng, name, 30) for name in TABLES}
     for name, columns in TABLES.items():
-        schema = StructType([
-            StructField(col, IntegerType() if typ == "int" else StringType(), True) for col, typ in columns
-        ])
+        schema = StructType(
+            [StructField(col, IntegerType() if typ == "int" else StringType(), True) for col, typ in columns]
+        )
         spark.createDataFrame(rows[name], schema).createOrReplaceTempView(name)
     return spark, catalog(rows)
 

@@ -1,8 +1,8 @@
 """A small DSL that builds wire-format plans, so fixtures read like the plans they are.
 
-    plan = filter_(scan("t"), c("a") > 1)
-    result = run(plan, catalog)
-    assert after(result) == "TableScan: t filters=[a > 1]"
+plan = filter_(scan("t"), c("a") > 1)
+result = run(plan, catalog)
+assert after(result) == "TableScan: t filters=[a > 1]"
 """
 
 from __future__ import annotations
@@ -33,25 +33,58 @@ class E:
         args = [wrap(other), self.d] if flip else [self.d, wrap(other)]
         return E({"fn": op, "args": args})
 
-    def __gt__(self, o): return self._bin(">", o)
-    def __ge__(self, o): return self._bin(">=", o)
-    def __lt__(self, o): return self._bin("<", o)
-    def __le__(self, o): return self._bin("<=", o)
-    def __eq__(self, o): return self._bin("=", o)  # type: ignore[override]
-    def __ne__(self, o): return self._bin("!=", o)  # type: ignore[override]
-    def __add__(self, o): return self._bin("+", o)
-    def __sub__(self, o): return self._bin("-", o)
-    def __mul__(self, o): return self._bin("*", o)
-    def __truediv__(self, o): return self._bin("/", o)
-    def __and__(self, o): return E({"fn": "and", "args": [self.d, wrap(o)]})
-    def __or__(self, o): return E({"fn": "or", "args": [self.d, wrap(o)]})
-    def __invert__(self): return E({"fn": "not", "args": [self.d]})
+    def __gt__(self, o):
+        return self._bin(">", o)
+
+    def __ge__(self, o):
+        return self._bin(">=", o)
+
+    def __lt__(self, o):
+        return self._bin("<", o)
+
+    def __le__(self, o):
+        return self._bin("<=", o)
+
+    def __eq__(self, o):
+        return self._bin("=", o)  # type: ignore[override]
+
+    def __ne__(self, o):
+        return self._bin("!=", o)  # type: ignore[override]
+
+    def __add__(self, o):
+        return self._bin("+", o)
+
+    def __sub__(self, o):
+        return self._bin("-", o)
+
+    def __mul__(self, o):
+        return self._bin("*", o)
+
+    def __truediv__(self, o):
+        return self._bin("/", o)
+
+    def __and__(self, o):
+        return E({"fn": "and", "args": [self.d, wrap(o)]})
+
+    def __or__(self, o):
+        return E({"fn": "or", "args": [self.d, wrap(o)]})
+
+    def __invert__(self):
+        return E({"fn": "not", "args": [self.d]})
+
     __hash__ = None  # type: ignore[assignment]
 
-    def like(self, pattern: str) -> E: return self._bin("like", pattern)
-    def is_null(self) -> E: return E({"fn": "is_null", "args": [self.d]})
-    def is_not_null(self) -> E: return E({"fn": "is_not_null", "args": [self.d]})
-    def isin(self, *values: Any) -> E: return E({"fn": "in", "args": [self.d, *map(wrap, values)]})
+    def like(self, pattern: str) -> E:
+        return self._bin("like", pattern)
+
+    def is_null(self) -> E:
+        return E({"fn": "is_null", "args": [self.d]})
+
+    def is_not_null(self) -> E:
+        return E({"fn": "is_not_null", "args": [self.d]})
+
+    def isin(self, *values: Any) -> E:
+        return E({"fn": "in", "args": [self.d, *map(wrap, values)]})
 
 
 def c(name: str) -> E:
@@ -70,8 +103,7 @@ def f(name: str, *args: Any, distinct: bool = False) -> E:
 
 
 def udf(name: str, *args: Any, cost: float, deterministic: bool = True) -> E:
-    return E({"fn": "udf", "name": name, "args": [wrap(a) for a in args], "cost": cost,
-              "deterministic": deterministic})
+    return E({"fn": "udf", "name": name, "args": [wrap(a) for a in args], "cost": cost, "deterministic": deterministic})
 
 
 def and_(*parts: Any) -> E:
@@ -103,12 +135,18 @@ def project(input: dict, id: str | None = None, **named: Any) -> dict[str, Any]:
 
 
 def aggregate(input: dict, group_by: list[Any], id: str | None = None, **aggs: Any) -> dict[str, Any]:
-    return _node("aggregate", id, group_by=[wrap(g) for g in group_by],
-                 aggregates=[{"expr": wrap(e), "as": n} for n, e in aggs.items()], input=input)
+    return _node(
+        "aggregate",
+        id,
+        group_by=[wrap(g) for g in group_by],
+        aggregates=[{"expr": wrap(e), "as": n} for n, e in aggs.items()],
+        input=input,
+    )
 
 
-def join(left: dict, right: dict, on: Any = None, type: str = "inner", id: str | None = None,
-         null_aware: bool = False) -> dict[str, Any]:
+def join(
+    left: dict, right: dict, on: Any = None, type: str = "inner", id: str | None = None, null_aware: bool = False
+) -> dict[str, Any]:
     out = _node("join", id, type=type, on=wrap(on) if on is not None else None, left=left, right=right)
     if null_aware:
         out["null_aware"] = True
@@ -130,11 +168,17 @@ def limit(input: dict, count: int | None, offset: int = 0, id: str | None = None
     return _node("limit", id, count=count, offset=offset, input=input)
 
 
-def window(input: dict, partition_by: list[Any], order_by: list[Any] = (), id: str | None = None,
-           **functions: Any) -> dict[str, Any]:
-    return _node("window", id, partition_by=[wrap(p) for p in partition_by],
-                 order_by=[{"expr": wrap(o), "desc": False} for o in order_by],
-                 functions=[{"expr": wrap(e), "as": n} for n, e in functions.items()], input=input)
+def window(
+    input: dict, partition_by: list[Any], order_by: list[Any] = (), id: str | None = None, **functions: Any
+) -> dict[str, Any]:
+    return _node(
+        "window",
+        id,
+        partition_by=[wrap(p) for p in partition_by],
+        order_by=[{"expr": wrap(o), "desc": False} for o in order_by],
+        functions=[{"expr": wrap(e), "as": n} for n, e in functions.items()],
+        input=input,
+    )
 
 
 def distinct(input: dict, id: str | None = None) -> dict[str, Any]:
@@ -147,7 +191,8 @@ def alias(input: dict, name: str, id: str | None = None) -> dict[str, Any]:
 
 def table(columns: list[str] | dict[str, str], rows: float | None = None, **stats: dict) -> dict[str, Any]:
     cols = (
-        [{"name": n, "type": t} for n, t in columns.items()] if isinstance(columns, dict)
+        [{"name": n, "type": t} for n, t in columns.items()]
+        if isinstance(columns, dict)
         else [{"name": n, "type": "int"} for n in columns]
     )
     out: dict[str, Any] = {"columns": cols}

@@ -149,17 +149,26 @@ def test_expensive_udf_stays_above_a_join_that_cheaper_pushed_filters_made_selec
     0.8% of orders; the UDF must be costed against that join, not the one of the original plan."""
     tables = {
         "orders": table(["custkey", "comment"], rows=1_500_000, custkey={"ndv": 100_000}),
-        "customer": table(["custkey", "segment", "nation"], rows=150_000, custkey={"ndv": 150_000},
-                          segment={"ndv": 5}, nation={"ndv": 25}),
+        "customer": table(
+            ["custkey", "segment", "nation"],
+            rows=150_000,
+            custkey={"ndv": 150_000},
+            segment={"ndv": 5},
+            nation={"ndv": 25},
+        ),
     }
     joined = join(scan("orders"), scan("customer"), c("orders.custkey") == c("customer.custkey"), id="j")
-    predicate = and_(c("customer.segment") == "BUILDING", c("customer.nation") == 7,
-                     udf("check", c("orders.comment"), cost=5000))
+    predicate = and_(
+        c("customer.segment") == "BUILDING", c("customer.nation") == 7, udf("check", c("orders.comment"), cost=5000)
+    )
     result = run(filter_(joined, predicate), tables)
     d = next(d for d in result.decisions if d["predicate"].startswith("check(") and d["operator"] == "j")
     assert d["action"] == "kept"
     assert result.total_after < result.total_before
-    cheap = run(filter_(joined, and_(c("customer.segment") == "BUILDING", udf("check", c("orders.comment"), cost=1))),
-                tables)
-    assert next(d for d in cheap.decisions if d["predicate"].startswith("check(") and d["operator"] == "j")[
-        "action"] == "pushed"
+    cheap = run(
+        filter_(joined, and_(c("customer.segment") == "BUILDING", udf("check", c("orders.comment"), cost=1))), tables
+    )
+    assert (
+        next(d for d in cheap.decisions if d["predicate"].startswith("check(") and d["operator"] == "j")["action"]
+        == "pushed"
+    )

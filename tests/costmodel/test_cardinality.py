@@ -63,8 +63,10 @@ def test_missing_row_count_uses_the_default_and_warns():
 def test_filtering_the_key_side_of_a_join_without_ndvs_shrinks_the_join_in_proportion():
     from tests.costmodel.dsl import filter_
 
-    tables = {"fact": table({"k": "int", "v": "int"}, rows=6_000_000),
-              "dim": table({"k": "int", "name": "string"}, rows=25)}
+    tables = {
+        "fact": table({"k": "int", "v": "int"}, rows=6_000_000),
+        "dim": table({"k": "int", "name": "string"}, rows=25),
+    }
     plan = filter_(join(scan("fact"), scan("dim"), c("fact.k") == c("dim.k")), c("dim.name").like("A%"))
     result = run(plan, tables)
     join_after = next(n for n in result.after if n.operator == "join")

@@ -16,21 +16,24 @@ def lit(v):
     return Literal(v)
 
 
-@pytest.mark.parametrize("expr, expected", [
-    (call("=", lit(1), NULL), Truth.NULL),
-    (call("=", NULL, NULL), Truth.NULL),
-    (call("and", NULL, lit(True)), Truth.NULL),
-    (call("and", NULL, lit(False)), Truth.FALSE),
-    (call("or", NULL, lit(True)), Truth.TRUE),
-    (call("or", NULL, lit(False)), Truth.NULL),
-    (call("not", NULL), Truth.NULL),
-    (call("in", lit(1), lit(2), NULL), Truth.NULL),
-    (call("in", lit(1), lit(1), NULL), Truth.TRUE),
-    (call("between", lit(5), lit(1), lit(9)), Truth.TRUE),
-    (call("<=>", NULL, NULL), Truth.TRUE),
-    (call("is_null", NULL), Truth.TRUE),
-    (call("=", call("+", lit(1), lit(2)), lit(3)), Truth.TRUE),
-])
+@pytest.mark.parametrize(
+    "expr, expected",
+    [
+        (call("=", lit(1), NULL), Truth.NULL),
+        (call("=", NULL, NULL), Truth.NULL),
+        (call("and", NULL, lit(True)), Truth.NULL),
+        (call("and", NULL, lit(False)), Truth.FALSE),
+        (call("or", NULL, lit(True)), Truth.TRUE),
+        (call("or", NULL, lit(False)), Truth.NULL),
+        (call("not", NULL), Truth.NULL),
+        (call("in", lit(1), lit(2), NULL), Truth.NULL),
+        (call("in", lit(1), lit(1), NULL), Truth.TRUE),
+        (call("between", lit(5), lit(1), lit(9)), Truth.TRUE),
+        (call("<=>", NULL, NULL), Truth.TRUE),
+        (call("is_null", NULL), Truth.TRUE),
+        (call("=", call("+", lit(1), lit(2)), lit(3)), Truth.TRUE),
+    ],
+)
 def test_sql_truth_tables(expr, expected):
     assert fold(expr) is expected
 
@@ -40,20 +43,23 @@ def test_columns_are_unknown_unless_set_to_null():
     assert fold(call(">", X, lit(5)), {1}) is Truth.NULL
 
 
-@pytest.mark.parametrize("expr, rejects", [
-    (call(">", X, lit(5)), True),
-    (call("like", X, lit("A%")), True),
-    (call("is_not_null", X), True),
-    (call("=", X, Y), True),
-    (call("and", call(">", X, lit(5)), call(">", Y, lit(1))), True),
-    (call("=", call("coalesce", X, lit(0)), lit(0)), False),
-    (call("is_null", X), False),
-    (call("is_not_true", call(">", X, lit(5))), False),
-    (call("or", call(">", X, lit(5)), call(">", Y, lit(1))), False),
-    (call("=", Call("udf", (X,), name="f"), lit(1)), False),
-    (call("=", call("case", call("is_null", X), lit(1), lit(0)), lit(1)), False),
-    (call("=", call("case", call("is_null", X), lit(0), lit(1)), lit(1)), True),
-])
+@pytest.mark.parametrize(
+    "expr, rejects",
+    [
+        (call(">", X, lit(5)), True),
+        (call("like", X, lit("A%")), True),
+        (call("is_not_null", X), True),
+        (call("=", X, Y), True),
+        (call("and", call(">", X, lit(5)), call(">", Y, lit(1))), True),
+        (call("=", call("coalesce", X, lit(0)), lit(0)), False),
+        (call("is_null", X), False),
+        (call("is_not_true", call(">", X, lit(5))), False),
+        (call("or", call(">", X, lit(5)), call(">", Y, lit(1))), False),
+        (call("=", Call("udf", (X,), name="f"), lit(1)), False),
+        (call("=", call("case", call("is_null", X), lit(1), lit(0)), lit(1)), False),
+        (call("=", call("case", call("is_null", X), lit(0), lit(1)), lit(1)), True),
+    ],
+)
 def test_null_rejection(expr, rejects):
     assert rejects_nulls(expr, {1}) is rejects
 

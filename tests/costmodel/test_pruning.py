@@ -49,17 +49,24 @@ def test_seed_example_2_all_null_column_prunes():
     assert prune([call("=", X, lit(5)), call("=", Y, lit(10))], (stats,), NAMES).pruned == ("2",)
 
 
-@pytest.mark.parametrize("predicate, rewritten", [
-    (call("=", X, lit(5)), "x_null_count != x_row_count AND x_min <= 5 AND 5 <= x_max"),
-    (call("<", X, lit(5)), "x_null_count != x_row_count AND x_min < 5"),
-    (call("and", call("=", X, lit(5)), call("=", Y, lit(10))),
-     "x_null_count != x_row_count AND x_min <= 5 AND 5 <= x_max AND y_null_count != y_row_count"
-     " AND y_min <= 10 AND 10 <= y_max"),
-    (call("is_null", X), "x_null_count > 0"),
-    (call("is_not_null", X), "x_null_count != x_row_count"),
-    (call("=", call("cast", Column("x", 1, "double"), type="int"), lit(5)),
-     "x_null_count != x_row_count AND CAST(x_min AS int) <= 5 AND 5 <= CAST(x_max AS int)"),
-])
+@pytest.mark.parametrize(
+    "predicate, rewritten",
+    [
+        (call("=", X, lit(5)), "x_null_count != x_row_count AND x_min <= 5 AND 5 <= x_max"),
+        (call("<", X, lit(5)), "x_null_count != x_row_count AND x_min < 5"),
+        (
+            call("and", call("=", X, lit(5)), call("=", Y, lit(10))),
+            "x_null_count != x_row_count AND x_min <= 5 AND 5 <= x_max AND y_null_count != y_row_count"
+            " AND y_min <= 10 AND 10 <= y_max",
+        ),
+        (call("is_null", X), "x_null_count > 0"),
+        (call("is_not_null", X), "x_null_count != x_row_count"),
+        (
+            call("=", call("cast", Column("x", 1, "double"), type="int"), lit(5)),
+            "x_null_count != x_row_count AND CAST(x_min AS int) <= 5 AND 5 <= CAST(x_max AS int)",
+        ),
+    ],
+)
 def test_seed_rewrite_table(predicate, rewritten):
     assert prune([predicate], (), NAMES).describe() == rewritten
 
@@ -109,15 +116,27 @@ rows_strategy = st.lists(st.tuples(values, values), min_size=1, max_size=8)
 def atoms():
     col = st.sampled_from([X, Y])
     number = st.integers(-6, 6).map(lambda v: lit(v))
-    comparison = st.builds(lambda fn, c, v: call(fn, c, v), st.sampled_from(["=", "!=", "<", "<=", ">", ">="]),
-                           col, st.one_of(number, st.just(Literal(None, "null"))))
+    comparison = st.builds(
+        lambda fn, c, v: call(fn, c, v),
+        st.sampled_from(["=", "!=", "<", "<=", ">", ">="]),
+        col,
+        st.one_of(number, st.just(Literal(None, "null"))),
+    )
     flipped = st.builds(lambda fn, c, v: call(fn, v, c), st.sampled_from(["=", "<", ">="]), col, number)
     nulls = st.builds(lambda fn, c: call(fn, c), st.sampled_from(["is_null", "is_not_null"]), col)
     between = st.builds(lambda c, a, b: call("between", c, a, b), col, number, number)
-    in_list = st.builds(lambda c, vs: call("in", c, *vs), col,
-                        st.lists(st.one_of(number, st.just(Literal(None, "null"))), min_size=1, max_size=3))
-    arith = st.builds(lambda fn, c, k, v: call(">", call(fn, c, lit(k)), v), st.sampled_from(["+", "-", "*"]), col,
-                      st.integers(1, 3), number)
+    in_list = st.builds(
+        lambda c, vs: call("in", c, *vs),
+        col,
+        st.lists(st.one_of(number, st.just(Literal(None, "null"))), min_size=1, max_size=3),
+    )
+    arith = st.builds(
+        lambda fn, c, k, v: call(">", call(fn, c, lit(k)), v),
+        st.sampled_from(["+", "-", "*"]),
+        col,
+        st.integers(1, 3),
+        number,
+    )
     cast = st.builds(lambda c, v: call("<=", call("cast", c, type="double"), v), col, number)
     return st.one_of(comparison, flipped, nulls, between, in_list, arith, cast)
 
@@ -207,11 +226,23 @@ def test_every_simple_predicate_on_fixed_containers_keeps_each_matching_containe
 
 # ------------------------------------------------------------------ regressions found by bench/pruning.py
 
+
 def _bound(predicate):
     from costmodel import catalog_from_wire, plan_from_wire
 
-    cat = catalog_from_wire({"tables": {"t": {"columns": [
-        {"name": "d", "type": "date"}, {"name": "ts", "type": "timestamp"}, {"name": "s", "type": "string"}]}}})
+    cat = catalog_from_wire(
+        {
+            "tables": {
+                "t": {
+                    "columns": [
+                        {"name": "d", "type": "date"},
+                        {"name": "ts", "type": "timestamp"},
+                        {"name": "s", "type": "string"},
+                    ]
+                }
+            }
+        }
+    )
     plan = plan_from_wire({"op": "filter", "predicate": predicate, "input": {"op": "scan", "table": "t"}}, cat)
     return plan.predicate, {f.cid: f.name for f in plan.input.fields}
 
@@ -220,11 +251,14 @@ MIDNIGHT = {"lit": "1995-01-01 00:00:00", "type": "timestamp"}
 DAYS = Container("c", 2, {"d": ColumnStats(min="1994-12-31", max="1995-01-01", null_count=0)})
 
 
-@pytest.mark.parametrize("predicate", [
-    {"fn": ">=", "args": [{"col": "d"}, MIDNIGHT]},
-    {"fn": "=", "args": [{"fn": "cast", "args": [{"col": "d"}], "type": "timestamp"}, MIDNIGHT]},
-    {"fn": "in", "args": [{"col": "d"}, MIDNIGHT]},
-])
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        {"fn": ">=", "args": [{"col": "d"}, MIDNIGHT]},
+        {"fn": "=", "args": [{"fn": "cast", "args": [{"col": "d"}], "type": "timestamp"}, MIDNIGHT]},
+        {"fn": "in", "args": [{"col": "d"}, MIDNIGHT]},
+    ],
+)
 def test_a_date_column_against_a_timestamp_literal_keeps_the_day_it_holds(predicate):
     bound, names = _bound(predicate)
     assert prune([bound], (DAYS,), names).kept == ("c",)

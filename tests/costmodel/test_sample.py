@@ -41,23 +41,26 @@ def selectivity(pred, smp, fallback=None):
 SMALL = sample(x=[1, 2, 3, None, None, 1, 1, 5, 8, 2], s=["Ab", None, "ab", "Ac", "B", None, "A", "x", "Az", "b"])
 
 
-@pytest.mark.parametrize("pred, expected", [
-    (call("=", X, lit(1)), 3),
-    (call("=", X, lit(None)), 0),  # x = NULL is never true
-    (call("!=", X, lit(1)), 5),  # NULLs are neither equal nor unequal
-    (call("not", call(">", X, lit(1))), 3),  # NOT (NULL > 1) is NULL
-    (call("in", X, lit(1), lit(2)), 5),
-    (call("in", X, lit(1), lit(None)), 3),  # a NULL in the list never makes a row true
-    (call("not", call("in", X, lit(1), lit(None))), 0),  # NOT IN with a NULL in the list is never true
-    (call("like", S, lit("A%")), 4),  # NULL LIKE 'A%' is NULL
-    (call("not", call("like", S, lit("A%"))), 4),
-    (call("is_null", X), 2),
-    (call("is_not_null", S), 8),
-    (call("or", call("=", X, lit(8)), call("is_null", X)), 3),
-    (call("and", call(">", X, lit(0)), call("like", S, lit("A%"))), 3),
-    (call("=", call("coalesce", X, lit(0)), lit(0)), 2),
-    (call("between", X, lit(2), lit(5)), 4),
-])
+@pytest.mark.parametrize(
+    "pred, expected",
+    [
+        (call("=", X, lit(1)), 3),
+        (call("=", X, lit(None)), 0),  # x = NULL is never true
+        (call("!=", X, lit(1)), 5),  # NULLs are neither equal nor unequal
+        (call("not", call(">", X, lit(1))), 3),  # NOT (NULL > 1) is NULL
+        (call("in", X, lit(1), lit(2)), 5),
+        (call("in", X, lit(1), lit(None)), 3),  # a NULL in the list never makes a row true
+        (call("not", call("in", X, lit(1), lit(None))), 0),  # NOT IN with a NULL in the list is never true
+        (call("like", S, lit("A%")), 4),  # NULL LIKE 'A%' is NULL
+        (call("not", call("like", S, lit("A%"))), 4),
+        (call("is_null", X), 2),
+        (call("is_not_null", S), 8),
+        (call("or", call("=", X, lit(8)), call("is_null", X)), 3),
+        (call("and", call(">", X, lit(0)), call("like", S, lit("A%"))), 3),
+        (call("=", call("coalesce", X, lit(0)), lit(0)), 2),
+        (call("between", X, lit(2), lit(5)), 4),
+    ],
+)
 def test_three_valued_logic(pred, expected):
     est = selectivity(pred, SMALL)
     assert est.source == "sample" and est.sample_size == 10
@@ -139,11 +142,14 @@ def test_decisions_carry_source_and_interval_and_flag_uncertain_ones():
     # r1 = 1/3 and p * r1 spans about [0.126, 0.208]; the join keeps 85% of its left input: 1 - r = 0.15
     # lies inside, so the estimate cannot settle the decision
     smp = Sample.from_columns("l", 100, {"s": ["Ax"] * 30 + ["B"] * 30, "k": list(range(60))})
-    tables = {"l": table({"k": "int", "s": "string"}, rows=100, k={"ndv": 100}),
-              "r": table({"k": "int"}, rows=85, k={"ndv": 100})}
+    tables = {
+        "l": table({"k": "int", "s": "string"}, rows=100, k={"ndv": 100}),
+        "r": table({"k": "int"}, rows=85, k={"ndv": 100}),
+    }
     catalog = catalog_from_wire({"tables": tables})
-    plan = plan_from_wire(filter_(join(scan("l"), scan("r"), c("l.k") == c("r.k"), id="j"), c("l.s").like("A%")),
-                          catalog)
+    plan = plan_from_wire(
+        filter_(join(scan("l"), scan("r"), c("l.k") == c("r.k"), id="j"), c("l.s").like("A%")), catalog
+    )
     options = options_from_wire({"operator_costs": {"join": 1}})
     result = optimize(plan, catalog, options, sources=(SampleSource({"l": smp}), ColumnStatsSource()))
     d = next(d for d in result.decisions if d["operator"] == "j")

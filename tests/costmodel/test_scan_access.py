@@ -16,19 +16,22 @@ def index_decision(result, predicate, operator):
 
 def dolt_tables():
     cities = table(COLUMNS, rows=20000, state_id={"ndv": 50}, id={"ndv": 20000}, first_letter={"ndv": 20})
-    cities["indexes"] = [{"name": "PRIMARY", "columns": ["id"], "unique": True},
-                         {"name": "cfl", "columns": ["first_letter"]},
-                         {"name": "state_id", "columns": ["state_id"]}]
+    cities["indexes"] = [
+        {"name": "PRIMARY", "columns": ["id"], "unique": True},
+        {"name": "cfl", "columns": ["first_letter"]},
+        {"name": "state_id", "columns": ["state_id"]},
+    ]
     states = table(COLUMNS, rows=50, id={"ndv": 50}, first_letter={"ndv": 20})
-    states["indexes"] = [{"name": "PRIMARY", "columns": ["id"], "unique": True},
-                         {"name": "sfl", "columns": ["first_letter"]}]
+    states["indexes"] = [
+        {"name": "PRIMARY", "columns": ["id"], "unique": True},
+        {"name": "sfl", "columns": ["first_letter"]},
+    ]
     return {"cities": cities, "states": states}
 
 
 def dolt_query(join_type="inner"):
     where = and_(c("c.first_letter") == "A", c("s.first_letter") == "A")
-    base = join(scan("cities", "c", id="c"), scan("states", "s", id="s"), c("c.state_id") == c("s.id"),
-                type=join_type)
+    base = join(scan("cities", "c", id="c"), scan("states", "s", id="s"), c("c.state_id") == c("s.id"), type=join_type)
     return project(filter_(base, where), city_name=c("c.name"), state_name=c("s.name"))
 
 
@@ -49,9 +52,15 @@ def test_dolt_index_is_used_on_cities_not_on_states():
 def test_dolt_left_join_no_index_on_the_null_supplying_side():
     tables = dolt_tables()
     plan = project(
-        filter_(join(scan("cities", "c", id="c"), scan("states", "s", id="s"),
-                     and_(c("c.state_id") == c("s.id"), c("s.first_letter") == "A"), type="left"),
-                c("c.first_letter") == "A"),
+        filter_(
+            join(
+                scan("cities", "c", id="c"),
+                scan("states", "s", id="s"),
+                and_(c("c.state_id") == c("s.id"), c("s.first_letter") == "A"),
+                type="left",
+            ),
+            c("c.first_letter") == "A",
+        ),
         city_name=c("c.name"),
     )
     result = run(plan, tables)
@@ -70,8 +79,9 @@ def test_index_not_chosen_when_it_fetches_too_much():
 
 
 def test_residual_filters_stay_and_a_composite_index_takes_a_prefix_then_a_range():
-    tables = {"t": table({"a": "int", "b": "int", "z": "string"}, rows=1_000_000, a={"ndv": 1000},
-                         b={"min": 0, "max": 1000})}
+    tables = {
+        "t": table({"a": "int", "b": "int", "z": "string"}, rows=1_000_000, a={"ndv": 1000}, b={"min": 0, "max": 1000})
+    }
     tables["t"]["indexes"] = [{"name": "ab", "columns": ["a", "b"]}]
     plan = filter_(scan("t", id="t"), and_(c("a") == 7, c("b") > 990, c("z").like("x%")))
     result = run(plan, tables)
@@ -81,8 +91,10 @@ def test_residual_filters_stay_and_a_composite_index_takes_a_prefix_then_a_range
 
 
 def containers(*ranges):
-    return [{"id": f"rg{i}", "row_count": 1000, "column_stats": {"d": {"min": lo, "max": hi, "null_count": 0}}}
-            for i, (lo, hi) in enumerate(ranges)]
+    return [
+        {"id": f"rg{i}", "row_count": 1000, "column_stats": {"d": {"min": lo, "max": hi, "null_count": 0}}}
+        for i, (lo, hi) in enumerate(ranges)
+    ]
 
 
 def test_pruned_containers_leave_the_scan_and_the_cost_tables():

@@ -51,8 +51,10 @@ def test_polars_join_sends_each_predicate_to_its_side_and_keeps_the_mixed_one_ab
 
 
 def test_polars_join_cost_mode_agrees():
-    plan = filter_(join(scan("df1"), scan("df2"), c("idx1") == c("idx2")),
-                   and_(c("bar") == 5, c("foo") == "abc", (c("a") + c("b")) > 12))
+    plan = filter_(
+        join(scan("df1"), scan("df2"), c("idx1") == c("idx2")),
+        and_(c("bar") == 5, c("foo") == "abc", (c("a") + c("b")) > 12),
+    )
     assert after(run(plan, POLARS_TABLES)) == tree("""
         Filter: a + b > 12
           Inner Join: idx1 = idx2
@@ -90,11 +92,11 @@ STUDENTS = {"student_table": table({"major": "string", "country": "string"}, row
 def having_plan():
     return project(
         filter_(
-            aggregate(scan("student_table"), [c("major")],
-                      countries=f("array_agg", c("country"), distinct=True)),
+            aggregate(scan("student_table"), [c("major")], countries=f("array_agg", c("country"), distinct=True)),
             c("major") == "CS",
         ),
-        major=c("major"), countries=c("countries"),
+        major=c("major"),
+        countries=c("countries"),
     )
 
 
@@ -183,10 +185,17 @@ def test_case_r_less_than_1_expensive_predicate_is_rightly_kept_above_a_reducing
 # ------------------------------------------------------------------ Dolt
 
 CITIES = {
-    "cities": table({"id": "int", "name": "string", "state_id": "int", "population": "int",
-                     "first_letter": "string"}, rows=20000, state_id={"ndv": 50}, id={"ndv": 20000}),
-    "states": table({"id": "int", "name": "string", "code": "string", "population": "int",
-                     "first_letter": "string"}, rows=50, id={"ndv": 50}),
+    "cities": table(
+        {"id": "int", "name": "string", "state_id": "int", "population": "int", "first_letter": "string"},
+        rows=20000,
+        state_id={"ndv": 50},
+        id={"ndv": 20000},
+    ),
+    "states": table(
+        {"id": "int", "name": "string", "code": "string", "population": "int", "first_letter": "string"},
+        rows=50,
+        id={"ndv": 50},
+    ),
 }
 
 
@@ -210,9 +219,13 @@ def test_dolt_cities_and_states_both_predicates_go_below_the_join():
 
 
 def test_dolt_cross_join_rows_shrink_as_the_post_says():
-    plan = project(filter_(join(scan("cities", "c"), scan("states", "s"), type="cross"),
-                           and_(c("c.name").like("A%"), c("s.name").like("A%"))),
-                   city_name=c("c.name"))
+    plan = project(
+        filter_(
+            join(scan("cities", "c"), scan("states", "s"), type="cross"),
+            and_(c("c.name").like("A%"), c("s.name").like("A%")),
+        ),
+        city_name=c("c.name"),
+    )
     result = run(plan, CITIES)
     join_before = next(n for n in result.before if n.operator == "join")
     join_after = next(n for n in result.after if n.operator == "join")

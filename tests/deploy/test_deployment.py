@@ -295,7 +295,6 @@ def test_image_files_install_and_serve_with_the_stacks_environment(stack, postgr
 
     import httpx
 
-
     context = _image_context(tmp_path / "context")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)

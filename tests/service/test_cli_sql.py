@@ -19,8 +19,11 @@ from tests.service.test_cli import REQUEST, run
 CATALOG: dict[str, Any] = {
     "tables": {
         "cities": {
-            "columns": [{"name": "id", "type": "int"}, {"name": "name", "type": "string"},
-                        {"name": "state_id", "type": "int"}],
+            "columns": [
+                {"name": "id", "type": "int"},
+                {"name": "name", "type": "string"},
+                {"name": "state_id", "type": "int"},
+            ],
             "row_count": 20000,
             "column_stats": {"state_id": {"ndv": 50, "min": 1, "max": 50, "null_count": 0}},
         },
@@ -32,8 +35,14 @@ SELECT c.name AS city, s.name AS state
 FROM cities c JOIN states s ON c.state_id = s.id
 WHERE c.name LIKE 'A%' AND s.name LIKE 'A%'
 """
-SECTIONS = ("== explain before ==", "== explain after ==", "== cost before ==", "== cost after ==",
-            "== decisions ==", "== sql after ==")
+SECTIONS = (
+    "== explain before ==",
+    "== explain after ==",
+    "== cost before ==",
+    "== cost after ==",
+    "== decisions ==",
+    "== sql after ==",
+)
 
 
 @pytest.fixture
@@ -63,8 +72,18 @@ def test_a_sql_file_prints_explain_costs_decisions_and_the_rewritten_sql(
 
 
 def test_sql_flag_with_dialect_and_mode(files: dict[str, Path], clean_env: dict[str, str]) -> None:
-    args = ["optimize", "--sql", QUERY, "--catalog", str(files["catalog"]), "--dialect", "duckdb",
-            "--mode", "always", "--json"]
+    args = [
+        "optimize",
+        "--sql",
+        QUERY,
+        "--catalog",
+        str(files["catalog"]),
+        "--dialect",
+        "duckdb",
+        "--mode",
+        "always",
+        "--json",
+    ]
     result = run(args, clean_env)
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
@@ -136,8 +155,13 @@ def test_bad_invocations_exit_2(
 ) -> None:
     (files["dir"] / "broken.json").write_text("{")
     (files["dir"] / "request.json").write_text(json.dumps(REQUEST))
-    names = {"QUERY": files["query"], "CATALOG": files["catalog"], "BROKEN": files["dir"] / "broken.json",
-             "MISSING": files["dir"] / "absent.json", "REQUEST": files["dir"] / "request.json"}
+    names = {
+        "QUERY": files["query"],
+        "CATALOG": files["catalog"],
+        "BROKEN": files["dir"] / "broken.json",
+        "MISSING": files["dir"] / "absent.json",
+        "REQUEST": files["dir"] / "request.json",
+    }
     result = run(["optimize", *(str(names.get(a, a)) for a in args)], clean_env)
     assert result.returncode == 2, result.stdout
     assert message in result.stderr

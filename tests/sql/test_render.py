@@ -97,8 +97,14 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
     (
         "null-aware anti join is NOT IN",
         project(
-            {"op": "join", "type": "anti", "null_aware": True, "on": fn("=", col("t.a"), col("u.a")),
-             "left": scan("t"), "right": scan("u")},
+            {
+                "op": "join",
+                "type": "anti",
+                "null_aware": True,
+                "on": fn("=", col("t.a"), col("u.a")),
+                "left": scan("t"),
+                "right": scan("u"),
+            },
             "t.a",
             "t.b",
         ),
@@ -116,10 +122,14 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
     ),
     (
         "filter pushed into union branches",
-        {"op": "union", "all": True, "inputs": [
-            project(filt(scan("t"), fn(">", col("t.a"), lit(1))), "t.a"),
-            project(filt(scan("u"), fn(">", col("u.a"), lit(1))), "u.a"),
-        ]},
+        {
+            "op": "union",
+            "all": True,
+            "inputs": [
+                project(filt(scan("t"), fn(">", col("t.a"), lit(1))), "t.a"),
+                project(filt(scan("u"), fn(">", col("u.a"), lit(1))), "u.a"),
+            ],
+        },
         "SELECT a FROM t WHERE a > 1 UNION ALL SELECT a FROM u WHERE a > 1",
         None,
     ),
@@ -127,8 +137,13 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
         "filter above a window on its partition key",
         project(
             filt(
-                {"op": "window", "partition_by": [col("t.b")], "order_by": [],
-                 "functions": [{"expr": fn("count"), "as": "n"}], "input": scan("t")},
+                {
+                    "op": "window",
+                    "partition_by": [col("t.b")],
+                    "order_by": [],
+                    "functions": [{"expr": fn("count"), "as": "n"}],
+                    "input": scan("t"),
+                },
                 fn("=", col("t.b"), lit("x", "string")),
             ),
             "t.a",
@@ -143,8 +158,12 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
             "op": "aggregate",
             "group_by": [col("s.k")],
             "aggregates": [{"expr": {"fn": "count", "args": [col("s.v")], "distinct": True}, "as": "n"}],
-            "input": {"op": "alias", "name": "s", "columns": ["k", "v"],
-                      "input": project(filt(scan("t"), fn("is_not_null", col("t.c"))), "t.b", "t.c")},
+            "input": {
+                "op": "alias",
+                "name": "s",
+                "columns": ["k", "v"],
+                "input": project(filt(scan("t"), fn("is_not_null", col("t.c"))), "t.b", "t.c"),
+            },
         },
         "SELECT b AS k, count(DISTINCT c) AS n FROM t WHERE c IS NOT NULL GROUP BY b",
         None,
@@ -152,10 +171,19 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
     (
         "sort and limit without project, then filter",
         filt(
-            {"op": "limit", "count": 3, "offset": 1, "input": {
-                "op": "sort", "keys": [{"expr": col("v.k"), "desc": True, "nulls_first": False},
-                                       {"expr": col("v.w"), "desc": False, "nulls_first": True}],
-                "input": scan("v")}},
+            {
+                "op": "limit",
+                "count": 3,
+                "offset": 1,
+                "input": {
+                    "op": "sort",
+                    "keys": [
+                        {"expr": col("v.k"), "desc": True, "nulls_first": False},
+                        {"expr": col("v.w"), "desc": False, "nulls_first": True},
+                    ],
+                    "input": scan("v"),
+                },
+            },
             fn("is_not_null", col("v.w")),
         ),
         "SELECT * FROM (SELECT * FROM v ORDER BY k DESC NULLS LAST, w NULLS FIRST LIMIT 3 OFFSET 1) "
@@ -165,8 +193,12 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
     (
         "distinct below join",
         project(
-            join("inner", {"op": "alias", "name": "d", "input": {"op": "distinct", "input": project(scan("u"), "u.a")}},
-                 scan("t"), fn("=", col("d.a"), col("t.a"))),
+            join(
+                "inner",
+                {"op": "alias", "name": "d", "input": {"op": "distinct", "input": project(scan("u"), "u.a")}},
+                scan("t"),
+                fn("=", col("d.a"), col("t.a")),
+            ),
             "t.a",
             "t.c",
         ),
@@ -175,10 +207,14 @@ CASES: list[tuple[str, dict[str, Any], str, str | None]] = [
     ),
     (
         "intersect and except",
-        {"op": "except", "all": False, "inputs": [
-            {"op": "intersect", "all": True, "inputs": [project(scan("t"), "t.a"), project(scan("u"), "u.a")]},
-            project(scan("v"), "v.k"),
-        ]},
+        {
+            "op": "except",
+            "all": False,
+            "inputs": [
+                {"op": "intersect", "all": True, "inputs": [project(scan("t"), "t.a"), project(scan("u"), "u.a")]},
+                project(scan("v"), "v.k"),
+            ],
+        },
         "(SELECT a FROM t INTERSECT ALL SELECT a FROM u) EXCEPT SELECT k FROM v",
         None,
     ),
@@ -208,8 +244,10 @@ def test_rendered_plan_matches_reference(
 
 
 def test_star_output_of_a_wrapped_join_needs_the_catalog() -> None:
-    plan = filt(join("inner", filt(scan("t"), fn(">", col("t.a"), lit(1))), scan("u"),
-                     fn("=", col("t.a"), col("u.a"))), fn(">", col("u.c"), lit(0)))
+    plan = filt(
+        join("inner", filt(scan("t"), fn(">", col("t.a"), lit(1))), scan("u"), fn("=", col("t.a"), col("u.a"))),
+        fn(">", col("u.c"), lit(0)),
+    )
     con = connect()
     got = rows(con, plan_to_sql(plan, "duckdb", catalog=CATALOG))
     assert got == rows(con, "SELECT * FROM t JOIN u ON t.a = u.a WHERE t.a > 1 AND u.c > 0")

@@ -48,8 +48,13 @@ def _plan(sql: str) -> dict[str, Any]:
     if sql == "v LEFT JOIN alone":
         inner = _inner_join(sql_to_plan(CASES["alone"][0], CATALOG, "spark"))
         on = {"fn": "=", "args": [{"col": "w.k"}, {"col": "u.c"}]}
-        outer = {"op": "join", "type": "left", "on": on, "left": {"op": "scan", "table": "v", "alias": "w"},
-                 "right": inner}
+        outer = {
+            "op": "join",
+            "type": "left",
+            "on": on,
+            "left": {"op": "scan", "table": "v", "alias": "w"},
+            "right": inner,
+        }
         names = ("w.k", "t.a", "u.c")
         return {"op": "project", "exprs": [{"expr": {"col": n}, "as": n[2:]} for n in names], "input": outer}
     plan = sql_to_plan(sql, CATALOG, "spark")

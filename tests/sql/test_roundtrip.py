@@ -24,16 +24,31 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("star", "SELECT * FROM t WHERE a IS NOT NULL", ["project", "filter", "scan"]),
     ("qualified star", "SELECT t.*, u.f FROM t JOIN u ON t.a = u.a", ["project", "join", "scan", "scan"]),
     ("or not null", "SELECT a FROM t WHERE NOT (a = 1 OR c IS NULL) OR b IS NULL", ["project", "filter"]),
-    ("arith", "SELECT a + c * 2 AS x, (a + c) * 2 AS y, c - a - 1 AS z, c % 3 AS m, -a AS n, c / 4 AS q, "
-     "c - (a - 1) AS z2, c / (a * 2) AS q2 FROM t", ["project"]),
-    ("case", "SELECT CASE WHEN c > 15 THEN 'big' WHEN c IS NULL THEN 'none' ELSE 'small' END AS s, "
-     "CASE b WHEN 'x' THEN 1 WHEN 'y' THEN 2 END AS n FROM t", ["project"]),
-    ("functions", "SELECT coalesce(t.c, 0) AS c0, upper(b) AS ub, substring(b, 1, 1) AS s1, lower(f) AS lf, "
-     "abs(u.c - 25) AS ab, round(e, 1) AS r, length(b) AS l FROM t JOIN u ON t.a = u.a", ["project", "join"]),
+    (
+        "arith",
+        "SELECT a + c * 2 AS x, (a + c) * 2 AS y, c - a - 1 AS z, c % 3 AS m, -a AS n, c / 4 AS q, "
+        "c - (a - 1) AS z2, c / (a * 2) AS q2 FROM t",
+        ["project"],
+    ),
+    (
+        "case",
+        "SELECT CASE WHEN c > 15 THEN 'big' WHEN c IS NULL THEN 'none' ELSE 'small' END AS s, "
+        "CASE b WHEN 'x' THEN 1 WHEN 'y' THEN 2 END AS n FROM t",
+        ["project"],
+    ),
+    (
+        "functions",
+        "SELECT coalesce(t.c, 0) AS c0, upper(b) AS ub, substring(b, 1, 1) AS s1, lower(f) AS lf, "
+        "abs(u.c - 25) AS ab, round(e, 1) AS r, length(b) AS l FROM t JOIN u ON t.a = u.a",
+        ["project", "join"],
+    ),
     ("like in between", "SELECT a FROM t WHERE b LIKE 'x%' OR c IN (20, 30) OR e BETWEEN 0 AND 2", ["filter"]),
     ("not in list", "SELECT a FROM t WHERE c NOT IN (10, 40)", ["filter"]),
-    ("negated forms", "SELECT a FROM t WHERE b NOT LIKE 'x%' AND c NOT BETWEEN 15 AND 35 AND b IS NOT NULL",
-     ["filter"]),
+    (
+        "negated forms",
+        "SELECT a FROM t WHERE b NOT LIKE 'x%' AND c NOT BETWEEN 15 AND 35 AND b IS NOT NULL",
+        ["filter"],
+    ),
     ("cast", "SELECT CAST(c AS string) AS s, CAST(e AS int) AS i, CAST(a AS decimal(10, 2)) AS d FROM t", ["project"]),
     ("dates", "SELECT a FROM t WHERE d >= date '2020-01-01' AND d < date '2020-01-01' + interval '1' year", ["filter"]),
     ("date minus days", "SELECT a FROM t WHERE d <= date '2020-03-31' - interval '45' day", ["filter"]),
@@ -56,36 +71,71 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("left anti", "SELECT t.a, t.b FROM t LEFT ANTI JOIN u ON t.a = u.a", ["join"]),
     ("joins mixed", "SELECT t.a, u.f, v.w FROM t LEFT JOIN u ON t.a = u.a JOIN v ON v.k = t.c", ["join", "join"]),
     # --- FROM subqueries and CTEs
-    ("derived", "SELECT s.a, s.total FROM (SELECT a, sum(c) AS total FROM t GROUP BY a) s WHERE s.total > 10",
-     ["filter", "alias", "project", "aggregate"]),
+    (
+        "derived",
+        "SELECT s.a, s.total FROM (SELECT a, sum(c) AS total FROM t GROUP BY a) s WHERE s.total > 10",
+        ["filter", "alias", "project", "aggregate"],
+    ),
     ("derived cols", "SELECT x.p, x.q FROM (SELECT a, b FROM t) AS x(p, q) WHERE x.p > 1", ["alias"]),
-    ("cte", "WITH big AS (SELECT * FROM t WHERE c >= 20) SELECT big.a, u.f FROM big JOIN u ON big.a = u.a",
-     ["join", "alias", "filter"]),
-    ("cte twice", "WITH s AS (SELECT a, count(*) AS n FROM t GROUP BY a) "
-     "SELECT x.a, y.n FROM s x JOIN s y ON x.a = y.a + 1", ["join", "alias", "alias"]),
-    ("cte chain", "WITH s AS (SELECT a, c FROM t WHERE c IS NOT NULL), r AS (SELECT a, c * 2 AS c2 FROM s) "
-     "SELECT a, c2 FROM r WHERE c2 > 30", ["filter", "alias"]),
+    (
+        "cte",
+        "WITH big AS (SELECT * FROM t WHERE c >= 20) SELECT big.a, u.f FROM big JOIN u ON big.a = u.a",
+        ["join", "alias", "filter"],
+    ),
+    (
+        "cte twice",
+        "WITH s AS (SELECT a, count(*) AS n FROM t GROUP BY a) SELECT x.a, y.n FROM s x JOIN s y ON x.a = y.a + 1",
+        ["join", "alias", "alias"],
+    ),
+    (
+        "cte chain",
+        "WITH s AS (SELECT a, c FROM t WHERE c IS NOT NULL), r AS (SELECT a, c * 2 AS c2 FROM s) "
+        "SELECT a, c2 FROM r WHERE c2 > 30",
+        ["filter", "alias"],
+    ),
     # --- aggregation
-    ("group having", "SELECT b, count(*) AS n, sum(c) AS s FROM t GROUP BY b HAVING count(*) > 1",
-     ["project", "filter", "aggregate"]),
-    ("having hidden agg", "SELECT b, sum(c) AS s FROM t GROUP BY b HAVING max(e) > 1 AND min(a) < 5",
-     ["filter", "aggregate"]),
-    ("count distinct", "SELECT count(DISTINCT b) AS nb, count(c) AS nc, count(*) AS n, avg(e) AS av FROM t",
-     ["aggregate"]),
+    (
+        "group having",
+        "SELECT b, count(*) AS n, sum(c) AS s FROM t GROUP BY b HAVING count(*) > 1",
+        ["project", "filter", "aggregate"],
+    ),
+    (
+        "having hidden agg",
+        "SELECT b, sum(c) AS s FROM t GROUP BY b HAVING max(e) > 1 AND min(a) < 5",
+        ["filter", "aggregate"],
+    ),
+    (
+        "count distinct",
+        "SELECT count(DISTINCT b) AS nb, count(c) AS nc, count(*) AS n, avg(e) AS av FROM t",
+        ["aggregate"],
+    ),
     ("group expr", "SELECT substring(b, 1, 1) AS k, sum(c) AS s FROM t GROUP BY substring(b, 1, 1)", ["aggregate"]),
     ("group alias ordinal", "SELECT b AS bb, c > 15 AS big, count(*) AS n FROM t GROUP BY 1, 2", ["aggregate"]),
     ("agg expression", "SELECT a, sum(c) * 2 + count(*) AS x, max(e) - min(e) AS rng FROM t GROUP BY a", ["aggregate"]),
     ("agg case", "SELECT sum(CASE WHEN b = 'x' THEN c ELSE 0 END) / sum(c) AS share FROM t", ["aggregate"]),
     # --- windows
     ("window rank", "SELECT a, b, rank() OVER (PARTITION BY b ORDER BY c DESC) AS r FROM t", ["project", "window"]),
-    ("window two specs", "SELECT a, row_number() OVER (ORDER BY a, c, e) AS rn, "
-     "sum(c) OVER (PARTITION BY b) AS sb, count(*) OVER (PARTITION BY b) AS cb FROM t", ["window", "window"]),
-    ("window frame", "SELECT a, sum(c) OVER (PARTITION BY b ORDER BY a, e ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) "
-     "AS s FROM t", ["window"]),
-    ("window over agg", "SELECT b, sum(c) AS s, rank() OVER (ORDER BY sum(c)) AS r FROM t GROUP BY b",
-     ["window", "aggregate"]),
-    ("window lag", "SELECT a, lag(c) OVER (PARTITION BY b ORDER BY a, e) AS prev FROM t WHERE a IS NOT NULL",
-     ["window", "filter"]),
+    (
+        "window two specs",
+        "SELECT a, row_number() OVER (ORDER BY a, c, e) AS rn, "
+        "sum(c) OVER (PARTITION BY b) AS sb, count(*) OVER (PARTITION BY b) AS cb FROM t",
+        ["window", "window"],
+    ),
+    (
+        "window frame",
+        "SELECT a, sum(c) OVER (PARTITION BY b ORDER BY a, e ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM t",
+        ["window"],
+    ),
+    (
+        "window over agg",
+        "SELECT b, sum(c) AS s, rank() OVER (ORDER BY sum(c)) AS r FROM t GROUP BY b",
+        ["window", "aggregate"],
+    ),
+    (
+        "window lag",
+        "SELECT a, lag(c) OVER (PARTITION BY b ORDER BY a, e) AS prev FROM t WHERE a IS NOT NULL",
+        ["window", "filter"],
+    ),
     # --- set operations
     ("union", "SELECT a FROM t UNION SELECT a FROM u", ["union"]),
     ("union all", "SELECT a, b FROM t UNION ALL SELECT a, f FROM u UNION ALL SELECT k, w FROM v", ["union"]),
@@ -93,16 +143,22 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("except", "SELECT a FROM t EXCEPT SELECT a FROM u", ["except"]),
     ("intersect all", "SELECT a FROM t INTERSECT ALL SELECT a FROM u", ["intersect"]),
     ("except all", "SELECT a FROM t EXCEPT ALL SELECT a FROM u", ["except"]),
-    ("union order limit", "SELECT a, b FROM t UNION SELECT a, f FROM u ORDER BY a DESC NULLS LAST, b LIMIT 4",
-     ["limit", "sort", "union"]),
+    (
+        "union order limit",
+        "SELECT a, b FROM t UNION SELECT a, f FROM u ORDER BY a DESC NULLS LAST, b LIMIT 4",
+        ["limit", "sort", "union"],
+    ),
     # --- order, limit, distinct
     ("order limit", "SELECT a, c FROM t ORDER BY c DESC, a LIMIT 3", ["limit", "sort", "project"]),
     ("order offset", "SELECT a, c FROM t ORDER BY a NULLS LAST, c LIMIT 3 OFFSET 2", ["limit", "sort"]),
     ("order hidden", "SELECT a FROM t ORDER BY e DESC NULLS FIRST, c LIMIT 4", ["project", "limit", "sort"]),
     ("order agg", "SELECT b FROM t GROUP BY b ORDER BY sum(c) DESC NULLS LAST, b LIMIT 2", ["project", "limit"]),
     ("order ordinal", "SELECT b, count(*) AS n FROM t GROUP BY b ORDER BY 2 DESC, 1", ["sort", "project"]),
-    ("derived order limit", "SELECT s.a FROM (SELECT a FROM t ORDER BY c DESC NULLS LAST, a LIMIT 2) s",
-     ["alias", "limit"]),
+    (
+        "derived order limit",
+        "SELECT s.a FROM (SELECT a FROM t ORDER BY c DESC NULLS LAST, a LIMIT 2) s",
+        ["alias", "limit"],
+    ),
     ("branch limit", "SELECT a FROM t UNION ALL (SELECT a FROM u ORDER BY a NULLS LAST LIMIT 2)", ["union", "limit"]),
     ("distinct", "SELECT DISTINCT b, a FROM t", ["distinct", "project"]),
     ("distinct order", "SELECT DISTINCT b FROM t ORDER BY b LIMIT 2", ["limit", "sort", "distinct"]),
@@ -115,14 +171,23 @@ CASES: list[tuple[str, str, list[str]]] = [
     ("scalar", "SELECT a FROM t WHERE c > (SELECT avg(c) FROM u) / 10", ["filter"]),
     ("correlated scalar", "SELECT a, c FROM t WHERE c * 10 < (SELECT max(u.c) FROM u WHERE u.a = t.a)", ["filter"]),
     ("scalar in select", "SELECT a, (SELECT count(*) FROM u WHERE u.a = t.a) AS n FROM t", ["project"]),
-    ("scalar with limit", "SELECT a, (SELECT c FROM u WHERE u.a = t.a ORDER BY c NULLS LAST LIMIT 1) AS uc FROM t",
-     ["project"]),
+    (
+        "scalar with limit",
+        "SELECT a, (SELECT c FROM u WHERE u.a = t.a ORDER BY c NULLS LAST LIMIT 1) AS uc FROM t",
+        ["project"],
+    ),
     ("in union subquery", "SELECT a FROM t WHERE a IN (SELECT a FROM u UNION SELECT k FROM v)", ["filter"]),
     ("window of aggregate", "SELECT b, sum(sum(c)) OVER () AS total FROM t GROUP BY b", ["window", "aggregate"]),
-    ("subquery in having", "SELECT b, sum(c) AS s FROM t GROUP BY b HAVING sum(c) > (SELECT min(c) FROM u)",
-     ["filter", "aggregate"]),
-    ("nested subqueries", "SELECT a FROM t WHERE a IN (SELECT a FROM u WHERE EXISTS "
-     "(SELECT 1 FROM v WHERE v.k * 10 = u.c OR v.k = t.c))", ["filter"]),
+    (
+        "subquery in having",
+        "SELECT b, sum(c) AS s FROM t GROUP BY b HAVING sum(c) > (SELECT min(c) FROM u)",
+        ["filter", "aggregate"],
+    ),
+    (
+        "nested subqueries",
+        "SELECT a FROM t WHERE a IN (SELECT a FROM u WHERE EXISTS (SELECT 1 FROM v WHERE v.k * 10 = u.c OR v.k = t.c))",
+        ["filter"],
+    ),
 ]
 
 

@@ -57,8 +57,10 @@ CASES: dict[str, Case] = {
         ("df1", "df2"),
     ),
     "polars join, three predicates, cost": Case(
-        filter_(join(scan("df1"), scan("df2"), c("idx1") == c("idx2")),
-                and_(c("bar") == 5, c("foo") == "abc", (c("a") + c("b")) > 12)),
+        filter_(
+            join(scan("df1"), scan("df2"), c("idx1") == c("idx2")),
+            and_(c("bar") == 5, c("foo") == "abc", (c("a") + c("b")) > 12),
+        ),
         seeds.POLARS_TABLES,
         "SELECT * FROM df1 JOIN df2 ON idx1 = idx2 WHERE bar = 5 AND foo = 'abc' AND a + b > 12",
         unqualify=("df1", "df2"),
@@ -84,9 +86,13 @@ CASES: dict[str, Case] = {
         {"scan_pushdown": False},
     ),
     "dolt cities and states, comma join": Case(
-        project(filter_(join(scan("cities", "c"), scan("states", "s"), type="cross"),
-                        and_(c("c.name").like("A%"), c("s.name").like("A%"))),
-                city_name=c("c.name")),
+        project(
+            filter_(
+                join(scan("cities", "c"), scan("states", "s"), type="cross"),
+                and_(c("c.name").like("A%"), c("s.name").like("A%")),
+            ),
+            city_name=c("c.name"),
+        ),
         seeds.CITIES,
         "SELECT c.name AS city_name FROM cities c, states s WHERE c.name LIKE 'A%' AND s.name LIKE 'A%'",
     ),

@@ -60,9 +60,7 @@ def _fill(con: duckdb.DuckDBPyConnection) -> None:
     regions = ["AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"]
     region_of = [0, 1, 1, 3, 3, 4, 2, 2]
     con.executemany("INSERT INTO region VALUES (?, ?, 'c')", [(i, r) for i, r in enumerate(regions)])
-    con.executemany(
-        "INSERT INTO nation VALUES (?, ?, ?, 'c')", [(i, n, region_of[i]) for i, n in enumerate(nations)]
-    )
+    con.executemany("INSERT INTO nation VALUES (?, ?, ?, 'c')", [(i, n, region_of[i]) for i, n in enumerate(nations)])
     types = ["ECONOMY ANODIZED STEEL", "MEDIUM POLISHED TIN", "PROMO BRUSHED BRASS", "SMALL PLATED BRASS"]
     containers = ["SM CASE", "MED BOX", "LG PACK", "MED BAG", "SM PKG", "LG BOX"]
     brands = ["Brand#12", "Brand#23", "Brand#34", "Brand#45"]
@@ -70,8 +68,14 @@ def _fill(con: duckdb.DuckDBPyConnection) -> None:
     con.executemany(
         "INSERT INTO part VALUES (?, ?, 'Manufacturer#1', ?, ?, ?, ?, 100.00, 'c')",
         [
-            (p, rnd.choice(["forest green", "green lime", "red", "forest plum"]), rnd.choice(brands),
-             rnd.choice(types), rnd.choice([15, 3, 9, 14, 5, 10]), rnd.choice(containers))
+            (
+                p,
+                rnd.choice(["forest green", "green lime", "red", "forest plum"]),
+                rnd.choice(brands),
+                rnd.choice(types),
+                rnd.choice([15, 3, 9, 14, 5, 10]),
+                rnd.choice(containers),
+            )
             for p in range(1, parts + 1)
         ],
     )
@@ -79,22 +83,36 @@ def _fill(con: duckdb.DuckDBPyConnection) -> None:
     con.executemany(
         "INSERT INTO supplier VALUES (?, ?, 'addr', ?, 'phone', ?, ?)",
         [
-            (s, f"Supplier#{s:03d}", rnd.randrange(len(nations)), round(rnd.uniform(-100, 9000), 2),
-             rnd.choice(["ok", "Customer Complaints here"]))
+            (
+                s,
+                f"Supplier#{s:03d}",
+                rnd.randrange(len(nations)),
+                round(rnd.uniform(-100, 9000), 2),
+                rnd.choice(["ok", "Customer Complaints here"]),
+            )
             for s in range(1, supps + 1)
         ],
     )
     con.executemany(
         "INSERT INTO partsupp VALUES (?, ?, ?, ?, 'c')",
-        [(p, s, rnd.randrange(1, 50), round(rnd.uniform(1, 100), 2))
-         for p in range(1, parts + 1) for s in rnd.sample(range(1, supps + 1), 3)],
+        [
+            (p, s, rnd.randrange(1, 50), round(rnd.uniform(1, 100), 2))
+            for p in range(1, parts + 1)
+            for s in rnd.sample(range(1, supps + 1), 3)
+        ],
     )
     custs = 30
     con.executemany(
         "INSERT INTO customer VALUES (?, ?, 'addr', ?, ?, ?, ?, 'c')",
         [
-            (c, f"Customer#{c:03d}", rnd.randrange(len(nations)), f"{rnd.choice([13, 31, 23, 40, 17])}-555",
-             round(rnd.uniform(-50, 9000), 2), rnd.choice(["BUILDING", "MACHINERY"]))
+            (
+                c,
+                f"Customer#{c:03d}",
+                rnd.randrange(len(nations)),
+                f"{rnd.choice([13, 31, 23, 40, 17])}-555",
+                round(rnd.uniform(-50, 9000), 2),
+                rnd.choice(["BUILDING", "MACHINERY"]),
+            )
             for c in range(1, custs + 1)
         ],
     )
@@ -102,18 +120,44 @@ def _fill(con: duckdb.DuckDBPyConnection) -> None:
     lines = []
     for o in range(1, 401):
         day = f"199{rnd.randrange(2, 9)}-{rnd.randrange(1, 13):02d}-{rnd.randrange(1, 29):02d}"
-        orders.append((o, rnd.randrange(1, custs - 5), rnd.choice("FOP"), round(rnd.uniform(100, 9000), 2), day,
-                       rnd.choice(["1-URGENT", "2-HIGH", "3-MEDIUM"]), "clerk", 0,
-                       rnd.choice(["plain", "special requests"])))
+        orders.append(
+            (
+                o,
+                rnd.randrange(1, custs - 5),
+                rnd.choice("FOP"),
+                round(rnd.uniform(100, 9000), 2),
+                day,
+                rnd.choice(["1-URGENT", "2-HIGH", "3-MEDIUM"]),
+                "clerk",
+                0,
+                rnd.choice(["plain", "special requests"]),
+            )
+        )
         for ln in range(1, rnd.randrange(2, 6)):
             p = rnd.randrange(1, parts + 1)
             ship = dt.date(1992, 1, 1) + dt.timedelta(days=rnd.randrange(0, 2500))
             commit = ship + dt.timedelta(days=rnd.randrange(-15, 15))
             receipt = ship + dt.timedelta(days=rnd.randrange(1, 30))
-            lines.append((o, p, rnd.randrange(1, supps + 1), ln, rnd.choice([1, 5, 10, 15, 20, 25, 50, 150]),
-                          round(rnd.uniform(100, 5000), 2), rnd.choice([0.05, 0.06, 0.07, 0.0]),
-                          0.02, rnd.choice("ANR"), rnd.choice("FO"), ship, commit, receipt,
-                          rnd.choice(["DELIVER IN PERSON", "NONE"]), rnd.choice(["AIR", "MAIL", "SHIP"]), "c"))
+            lines.append(
+                (
+                    o,
+                    p,
+                    rnd.randrange(1, supps + 1),
+                    ln,
+                    rnd.choice([1, 5, 10, 15, 20, 25, 50, 150]),
+                    round(rnd.uniform(100, 5000), 2),
+                    rnd.choice([0.05, 0.06, 0.07, 0.0]),
+                    0.02,
+                    rnd.choice("ANR"),
+                    rnd.choice("FO"),
+                    ship,
+                    commit,
+                    receipt,
+                    rnd.choice(["DELIVER IN PERSON", "NONE"]),
+                    rnd.choice(["AIR", "MAIL", "SHIP"]),
+                    "c",
+                )
+            )
     con.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", orders)
     con.executemany("INSERT INTO lineitem VALUES (" + ", ".join("?" * 16) + ")", lines)
 

@@ -105,9 +105,7 @@ class Tpch:
 
 def rows(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """A multiset of rows, floats rounded so a different summation order does not matter."""
-    return sorted(
-        (tuple(round(v, 6) if isinstance(v, float) else v for v in r.values()) for r in records), key=repr
-    )
+    return sorted((tuple(round(v, 6) if isinstance(v, float) else v for v in r.values()) for r in records), key=repr)
 
 
 @pytest.fixture(scope="session")
@@ -116,8 +114,9 @@ def tpch_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("tpchgen-cli") is None:
         pytest.skip("tpchgen-cli is not installed")
     out = tmp_path_factory.mktemp("tpch")
-    subprocess.run(["tpchgen-cli", "parquet", "-s", "0.01", "--output-dir", str(out)], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        ["tpchgen-cli", "parquet", "-s", "0.01", "--output-dir", str(out)], check=True, capture_output=True, timeout=120
+    )
     return out
 
 

@@ -18,8 +18,15 @@ GROUP_SQL = "SELECT n_regionkey, n_name, count(*) AS c FROM nation WHERE n_natio
 
 def _producer(sql: str) -> dict[str, Any]:
     ctx = SessionContext()
-    ctx.from_pydict({"n_nationkey": [1, 2, 3, 4, 5], "n_name": ["A", "B", "A", "C", "B"],
-                     "n_regionkey": [0, 1, 0, 1, 1], "n_comment": ["x"] * 5}, name="nation")
+    ctx.from_pydict(
+        {
+            "n_nationkey": [1, 2, 3, 4, 5],
+            "n_name": ["A", "B", "A", "C", "B"],
+            "n_regionkey": [0, 1, 0, 1, 1],
+            "n_comment": ["x"] * 5,
+        },
+        name="nation",
+    )
     return json.loads(Producer.to_substrait_plan(ctx.sql(sql).logical_plan(), ctx).to_json())
 
 
@@ -157,8 +164,9 @@ def test_window_function_from_the_producer_is_refused() -> None:
 def test_bad_field_reference_and_unknown_function(grouped: dict[str, Any]) -> None:
     doc = copy.deepcopy(grouped)
     holder, _ = _first(doc, "condition")
-    holder["condition"]["scalarFunction"]["arguments"][0]["value"]["selection"]["directReference"][
-        "structField"]["field"] = 99
+    holder["condition"]["scalarFunction"]["arguments"][0]["value"]["selection"]["directReference"]["structField"][
+        "field"
+    ] = 99
     with pytest.raises(SubstraitError) as err:
         substrait_to_plan(doc)
     assert err.value.code == "invalid_reference" and "nation.n_name" in err.value.detail["available"]

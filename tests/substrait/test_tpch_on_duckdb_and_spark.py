@@ -17,6 +17,7 @@ from tests.substrait.conftest import CATALOG, NAMES, QUERIES, TABLES, Tpch
 
 def _normal(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Rows comparable across engines: numbers as floats rounded to 2 places (decimal vs double sums)."""
+
     def value(v: Any) -> Any:
         if isinstance(v, (float, Decimal)) and not isinstance(v, bool):
             return round(float(v), 2)

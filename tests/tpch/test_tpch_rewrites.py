@@ -68,9 +68,7 @@ def test_duckdb_rows_match(duck: duckdb.DuckDBPyConnection, name: str, mode: str
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", _queries())
-def test_spark_rows_match(
-    spark: SparkSession, spark_expected: dict[str, list[tuple[Any, ...]]], name: str
-) -> None:
+def test_spark_rows_match(spark: SparkSession, spark_expected: dict[str, list[tuple[Any, ...]]], name: str) -> None:
     answer = optimized(name, "cost")
     expected = _expected_on_spark(spark, spark_expected, name)
     assert expected, f"{name} returns no rows at this scale factor: the comparison would prove nothing"
@@ -110,7 +108,8 @@ def test_a_pushed_decision_changes_the_plan(name: str) -> None:
 def test_the_sql_text_changes_for_most_queries() -> None:
     """Filters moved below joins show up in the SQL (a filter moved into its own table's scan may not)."""
     changed = [
-        n for n in NAMES
+        n
+        for n in NAMES
         if optimized(n, "cost")["sql"] != plan_to_sql(sql_to_plan(query_sql(n), CATALOG, "spark"), "spark")
     ]
     assert len(changed) >= len(NAMES) // 2, changed

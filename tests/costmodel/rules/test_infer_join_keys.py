@@ -2,8 +2,11 @@
 
 from tests.costmodel.dsl import E, after, and_, c, filter_, join, run, scan, table, tree
 
-T = {"l": table({"k": "int", "x": "int"}, rows=1000), "r": table({"k": "int", "z": "int"}, rows=1000),
-     "s": table({"k": "string"}, rows=1000)}
+T = {
+    "l": table({"k": "int", "x": "int"}, rows=1000),
+    "r": table({"k": "int", "z": "int"}, rows=1000),
+    "s": table({"k": "string"}, rows=1000),
+}
 
 
 def test_inner_join_key_predicate_is_copied_to_the_other_side():
@@ -50,10 +53,14 @@ def test_keys_of_different_types_are_not_used():
 
 def test_cost_mode_skips_an_inferred_filter_that_does_not_pay():
     # the right side has 10 rows and the key is unique: filtering it saves almost nothing
-    tables = {"l": table({"k": "int"}, rows=100_000, k={"ndv": 10, "min": 0, "max": 9}),
-              "r": table({"k": "int"}, rows=10, k={"ndv": 10, "min": 0, "max": 9})}
-    plan = filter_(join(scan("l"), scan("r"), c("l.k") == c("r.k")), E({"fn": "udf", "name": "slow", "args": [
-        {"col": "l.k"}], "cost": 10_000}) > 0)
+    tables = {
+        "l": table({"k": "int"}, rows=100_000, k={"ndv": 10, "min": 0, "max": 9}),
+        "r": table({"k": "int"}, rows=10, k={"ndv": 10, "min": 0, "max": 9}),
+    }
+    plan = filter_(
+        join(scan("l"), scan("r"), c("l.k") == c("r.k")),
+        E({"fn": "udf", "name": "slow", "args": [{"col": "l.k"}], "cost": 10_000}) > 0,
+    )
     result = run(plan, tables)
     assert all(d["reason"] != "inferred_from_join_keys" or d["action"] == "kept" for d in result.decisions)
 

@@ -28,7 +28,10 @@ def _walk(node):
 
 # join type -> (left predicate may enter the left side, right predicate may enter the right side)
 WHERE = {
-    "inner": (True, True), "cross": (True, True), "left": (True, False), "right": (False, True),
+    "inner": (True, True),
+    "cross": (True, True),
+    "left": (True, False),
+    "right": (False, True),
     "full": (False, False),
 }
 
@@ -53,8 +56,12 @@ def test_where_predicates_on_semi_and_anti_joins_go_left(join_type):
 
 # join type -> (ON conjunct on the left may enter the left, ON conjunct on the right may enter the right)
 ON = {
-    "inner": (True, True), "left": (False, True), "right": (True, False), "full": (False, False),
-    "semi": (True, True), "anti": (False, True),
+    "inner": (True, True),
+    "left": (False, True),
+    "right": (True, False),
+    "full": (False, False),
+    "semi": (True, True),
+    "anti": (False, True),
 }
 
 
@@ -71,8 +78,7 @@ def test_on_predicates_enter_null_supplying_sides_only(join_type):
 
 
 def test_null_aware_anti_join_keeps_its_condition():
-    plan = join(scan("l"), scan("r"), and_(c("l.k") == c("r.k"), c("r.z") > 2), type="anti", id="j",
-                null_aware=True)
+    plan = join(scan("l"), scan("r"), and_(c("l.k") == c("r.k"), c("r.z") > 2), type="anti", id="j", null_aware=True)
     result = run(plan, T, mode="always")
     assert not landed_in(result, "r")
     assert decision(result, "r.z > 2", "j")["reason"] == "null_aware_anti_join"

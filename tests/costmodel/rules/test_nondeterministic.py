@@ -32,10 +32,13 @@ INPUTS = {
 
 
 @pytest.mark.parametrize("kind", sorted(INPUTS))
-@pytest.mark.parametrize("make_predicate", [
-    lambda: f("rand") < 0.5,
-    lambda: udf("coin", c("a"), cost=5, deterministic=False) > 0,
-])
+@pytest.mark.parametrize(
+    "make_predicate",
+    [
+        lambda: f("rand") < 0.5,
+        lambda: udf("coin", c("a"), cost=5, deterministic=False) > 0,
+    ],
+)
 def test_nondeterministic_predicate_stays_where_it_was(kind, make_predicate):
     node = INPUTS[kind]()
     plan = filter_(node, make_predicate(), id="top")
