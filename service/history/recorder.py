@@ -23,13 +23,14 @@ import contextlib
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from service.history.record import Record, build_record, request_dict
+from service.history.byte_queue import ByteQueue, QueuedRecord
+from service.history.record import build_record, request_dict
 from service.history.store import HistoryStore
 from service.settings import Settings
 
@@ -72,13 +73,6 @@ class Retention:
         )
 
 
-@dataclass(slots=True)
-class _Item:
-    record: Record
-    size: int
-    future: concurrent.futures.Future[bool] | None = None
-
-
 @dataclass
 class _Counters:
     submitted: int = 0
@@ -90,44 +84,6 @@ class _Counters:
     last_error_at: str | None = None
     #: Losses not yet added to the database's counters.
     unsaved: Counter[str] = field(default_factory=Counter)
-
-
-class _ByteQueue:
-    """FIFO of items whose sizes add up to at most ``limit`` bytes; ``put`` refuses what does not fit."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.bytes = 0
-        self._items: deque[_Item] = deque()
-        self._ready = threading.Condition()
-        self._woken = False
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def put(self, item: _Item) -> bool:
-        with self._ready:
-            if self.bytes + item.size > self.limit:
-                return False
-            self._items.append(item)
-            self.bytes += item.size
-            self._ready.notify()
-            return True
-
-    def take(self, most: int, timeout: float) -> list[_Item]:
-        """Up to ``most`` items, waiting up to ``timeout`` for the first (less when ``wake`` is called)."""
-        with self._ready:
-            if not self._items and not self._woken:
-                self._ready.wait(timeout)
-            self._woken = False
-            batch = [self._items.popleft() for _ in range(min(most, len(self._items)))]
-            self.bytes -= sum(item.size for item in batch)
-            return batch
-
-    def wake(self) -> None:
-        with self._ready:
-            self._woken = True
-            self._ready.notify_all()
 
 
 class HistoryRecorder:
@@ -152,7 +108,7 @@ class HistoryRecorder:
         self.linger = linger if self.durability is Durability.QUEUE else 0.0
         self.commit_timeout = commit_timeout
         self.retention = retention
-        self._queue = _ByteQueue(queue_bytes)
+        self._queue = ByteQueue(queue_bytes)
         self._counters = _Counters()
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -233,7 +189,7 @@ class HistoryRecorder:
             future: concurrent.futures.Future[bool] | None = None
             if self.durability is Durability.COMMIT:
                 future = concurrent.futures.Future()
-            if not self._queue.put(_Item(record, record.size, future)):
+            if not self._queue.put(QueuedRecord(record, record.size, future)):
                 self._count_loss("dropped", 1, f"queue full ({self._queue.limit} bytes)")
                 return Outcome.NOT_RECORDED
         except Exception as exc:  # recording must never fail an optimization
@@ -363,7 +319,7 @@ class HistoryRecorder:
             self._counters.unsaved.subtract(saved)
             self._counters.unsaved = +self._counters.unsaved  # drop the zeros
 
-    def _write(self, batch: list[_Item]) -> None:
+    def _write(self, batch: list[QueuedRecord]) -> None:
         assert self.store is not None
         losses = self._unsaved()
         try:
@@ -415,7 +371,7 @@ class HistoryRecorder:
             logger.error("optimization history: %d record(s) %s (%d lost in all): %s", n, kind, total, error)
 
 
-def _resolve(batch: list[_Item], committed: bool) -> None:
+def _resolve(batch: list[QueuedRecord], committed: bool) -> None:
     for item in batch:
         if item.future is not None:
             with contextlib.suppress(concurrent.futures.InvalidStateError):
