@@ -116,4 +116,12 @@ async def optimize_input(request: Request, settings: SettingsDep, runner: Runner
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
     request.state.deadline = runner.deadline()
-    return await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
+    body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
+    if body.sql is not None and len(body.sql) > settings.max_sql_chars:
+        raise InputError(
+            "sql_too_long",
+            f"the query is {len(body.sql)} characters, the limit is {settings.max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
+            "$.sql",
+            {"limit": settings.max_sql_chars},
+        )
+    return body

@@ -44,6 +44,10 @@ def serve(
     from api.app import create_app
     from api.guard import is_loopback
 
+    # Request work runs on threads; a shorter switch interval lets the event loop (and /healthz) take the
+    # GIL back from a CPU-bound request sooner (1 ms instead of 5 ms).
+    sys.setswitchinterval(0.001)
+
     settings = Settings()
     settings = settings.model_copy(update={"host": host or settings.host})  # the Host check knows the bind
     if (

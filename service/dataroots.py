@@ -26,10 +26,11 @@ MAX_ENTRIES = 100_000
 
 
 def refusal(path: str, where: str = "$.path") -> InputError:
-    """The one answer for any path outside the roots, present or not."""
+    """The one answer for any path outside the roots, present or not: the same bytes for every such path."""
+    del path  # not echoed: the answer must not differ between paths
     return InputError(
         "outside_data_roots",
-        f"analyze reads only under the directories and URL prefixes in {SETTING}; {path!r} is not under one",
+        f"analyze reads only under the directories and URL prefixes in {SETTING}; this path is not under one",
         where,
         {"setting": SETTING},
     )

@@ -25,6 +25,11 @@ class Settings(BaseSettings):
         description="Bearer token every route but /healthz requires; unset or empty disables auth.",
     )
     max_body_bytes: int = Field(default=10 * MIB, gt=0, description="Largest request body accepted (413 above).")
+    max_sql_chars: int = Field(
+        default=1_000_000,
+        gt=0,
+        description="Longest SQL query accepted (422 sql_too_long above); parsing is the slowest part per byte.",
+    )
     max_json_depth: int = Field(
         default=2500,
         gt=0,
