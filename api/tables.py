@@ -118,7 +118,7 @@ def _parse_body(raw: bytes, max_json_depth: int) -> AnalyzeBody:
     try:
         return AnalyzeBody.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(exc) from None
+        raise validation_error(exc, AnalyzeBody) from None
 
 
 def _check_local_path(path: str) -> None:
