@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from api.deps import HistoryDep, OptimizerDep, optimize_input, require_token
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
+from service.history import HISTORY_HEADER
 from service.optimize import OptimizeInput
 
 #: Open to everyone, so load balancers can probe without the token.
@@ -56,9 +57,10 @@ async def optimize(
     # The engine is CPU-bound: run it off the event loop so /healthz keeps answering.
     answer = await run_in_threadpool(optimizer.optimize, body)
     response = JSONResponse(answer)
-    # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
+    # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
     elapsed_ms = (time.perf_counter() - started) * 1000
-    history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    outcome = await history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    response.headers[HISTORY_HEADER] = outcome
     return response
 
 
