@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from api.deps import HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
+from service.history import HISTORY_HEADER
 from service.jsonguard import dumps_answer, number_overflow
 from service.optimize import OptimizeInput, OptimizeService
 
@@ -59,9 +60,10 @@ async def optimize(
     # CPU-bound, so off the event loop (/healthz keeps answering) and within the request's time limit.
     answer, payload = await runner.run(_answer, optimizer, body, deadline=request.state.deadline)
     response = Response(payload, media_type="application/json")
-    # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
+    # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
     elapsed_ms = (time.perf_counter() - started) * 1000
-    history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    outcome = await history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    response.headers[HISTORY_HEADER] = outcome
     return response
 
 

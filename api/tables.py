@@ -121,7 +121,7 @@ def _parse_body(raw: bytes, max_json_depth: int) -> AnalyzeBody:
     try:
         return AnalyzeBody.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(exc) from None
+        raise validation_error(exc, AnalyzeBody) from None
 
 
 def _checked_source(body: AnalyzeBody, roots: list[str]) -> str | None:

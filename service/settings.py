@@ -7,7 +7,7 @@ token), so ``pushdown serve`` works on a fresh machine with nothing configured.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -55,9 +55,6 @@ class Settings(BaseSettings):
     max_concurrent_work: int = Field(
         default=8, ge=1, le=256, description="Requests computing at once; the rest wait (within their time limit)."
     )
-    shutdown_grace_s: float = Field(
-        default=15.0, ge=0, description="On SIGTERM, how long in-flight requests may finish before they are cut."
-    )
     port: int = Field(default=8000, ge=0, le=65535)
     data_dir: Path = Path("./data")
     database_url: str | None = Field(
@@ -80,8 +77,26 @@ class Settings(BaseSettings):
     analyze_mcv_count: int = Field(default=20, ge=0, le=1000, description="Most common values kept per column.")
     analyze_seed: int = Field(default=42, description="Seed of the sample, so re-analyzing unchanged data repeats it.")
     history_enabled: bool = Field(default=True, description="Record every /optimize answer for the dashboard.")
-    history_queue_size: int = Field(
-        default=10_000, ge=1, description="Answers waiting to be recorded; more are dropped (logged and counted)."
+    history_durability: Literal["commit", "queue"] = Field(
+        default="commit",
+        description="commit: an answer leaves once its history record is committed (header Pushdown-History: "
+        "recorded, else not-recorded); queue: it leaves at once (queued) and is written a moment later.",
+    )
+    history_commit_timeout_s: float = Field(
+        default=5.0, gt=0, description="Longest an answer waits for its record's commit; then it says not-recorded."
+    )
+    history_queue_bytes: int = Field(
+        default=64 * MIB, gt=0, description="Bytes of answers waiting to be recorded; more are dropped (counted)."
+    )
+    history_retention_days: float = Field(
+        default=90, ge=0, description="Records older than this are deleted (0: kept however old)."
+    )
+    history_max_bytes: int = Field(
+        default=1024 * MIB, ge=0, description="Stored history beyond this is deleted, oldest first (0: no limit)."
+    )
+    history_retention_interval_s: float = Field(default=600, gt=0, description="How often retention runs.")
+    shutdown_grace_s: float = Field(
+        default=20, ge=0, description="On SIGTERM: how long in-flight requests may finish before the process exits."
     )
 
     @field_validator("api_token")

@@ -306,10 +306,11 @@
   async function loadStatus() {
     const status = await api("/api/history/status");
     const pill = $("#recording");
-    const lost = status.failed + status.dropped;
+    const counts = status.totals || status; // totals: since the history began, kept in the database
+    const lost = counts.failed + counts.dropped + (counts.timed_out || 0);
     pill.className = "pill " + (!status.enabled ? "" : lost ? "warn" : "ok");
-    pill.textContent = !status.enabled ? "Recording off" : lost ? `Recording · ${intFmt.format(lost)} lost` : `Recording · ${status.backend}`;
-    pill.title = status.last_error ? `Last error: ${status.last_error}` : `Recorded by this process: ${intFmt.format(status.recorded)}`;
+    pill.textContent = !status.enabled ? "Recording off" : lost ? `Recording · ${intFmt.format(lost)} not recorded` : `Recording · ${status.backend}`;
+    pill.title = status.last_error ? `Last error: ${status.last_error}` : `Recorded: ${intFmt.format(counts.recorded)}`;
   }
 
   async function refresh() {
