@@ -18,14 +18,18 @@ import sqlglot
 from sqlglot.errors import SqlglotError
 
 from service.sql.errors import SqlError
+from service.sql.hints import place_hints
 from service.sql.render_nodes import Renderer
 
 
-def plan_to_sql(plan: dict[str, Any], dialect: str = "spark", catalog: dict[str, Any] | None = None) -> str:
+def plan_to_sql(
+    plan: dict[str, Any], dialect: str = "spark", catalog: dict[str, Any] | None = None, source: str | None = None
+) -> str:
     """Render a wire plan as pretty-printed SQL in ``dialect``.
 
     ``catalog`` is optional: with it, scans know every column (needed only when
     a plan's final output is a bare ``SELECT *`` over a wrapped join).
+    ``source``: the SQL the plan came from (same dialect); its hints are put back.
     """
     try:
         sqlglot.Dialect.get_or_raise(dialect)
@@ -35,6 +39,13 @@ def plan_to_sql(plan: dict[str, Any], dialect: str = "spark", catalog: dict[str,
         raise SqlError("invalid_plan", "a plan is a node object with an 'op'")
     renderer = Renderer(plan, catalog)
     query = renderer.finish(renderer.node(plan, []))
+    if source is not None and "/*+" in source:
+        try:
+            original = sqlglot.parse_one(source, read=dialect)
+        except SqlglotError:
+            original = None
+        if original is not None:
+            query = place_hints(query, original)
     try:
         return query.sql(dialect=dialect, pretty=True)
     except SqlglotError as err:
