@@ -19,10 +19,16 @@ from service.sql.names import align, first_select, item_names, spellings
 from service.sql.parse import Tables, balance, check_tables, parse_query, qualify_query
 from service.sql.plan_expr import Node
 from service.sql.plan_select import SelectBuilder
+from service.sql.work import translating
 
 
 def sql_to_plan(sql: str, catalog: dict[str, Any] | None, dialect: str = "spark") -> Node:
     """Translate one SQL query into a wire plan (see docs/sql-adapter.md)."""
+    with translating():
+        return _translate(sql, catalog, dialect)
+
+
+def _translate(sql: str, catalog: dict[str, Any] | None, dialect: str) -> Node:
     stmt = parse_query(sql, dialect)
     stmt = balance(stmt)  # long AND/OR/UNION chains: log-depth trees, so nothing below is quadratic
     strip_hints(stmt)  # put back by plan_to_sql(source=...): they carry no meaning for the plan

@@ -20,6 +20,7 @@ from sqlglot.errors import SqlglotError
 from service.sql.errors import SqlError
 from service.sql.hints import place_hints
 from service.sql.render_nodes import Renderer
+from service.sql.work import translating
 
 
 def plan_to_sql(
@@ -37,6 +38,11 @@ def plan_to_sql(
         raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
     if not isinstance(plan, dict) or "op" not in plan:
         raise SqlError("invalid_plan", "a plan is a node object with an 'op'")
+    with translating():
+        return _render(plan, dialect, catalog, source)
+
+
+def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
     renderer = Renderer(plan, catalog)
     query = renderer.finish(renderer.node(plan, []))
     if source is not None and "/*+" in source:
