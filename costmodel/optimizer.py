@@ -36,6 +36,7 @@ from costmodel.expr import (
     to_sql,
 )
 from costmodel.fold import Truth, constant_truth
+from costmodel.kinds.registry import kind_of
 from costmodel.options import Options, options_from_wire
 from costmodel.placement import (
     ABOVE,
@@ -51,7 +52,6 @@ from costmodel.placement import (
     placements_of,
 )
 from costmodel.plan import (
-    OP_NAMES,
     Distinct,
     Filter,
     IdAllocator,
@@ -323,7 +323,7 @@ class _Reporter:
         if row is None:
             return {}
         # a filter's k is its predicates' short-circuit cost; every set operation costs as a union
-        k = row.k if isinstance(node, Filter) else self.options.k(OP_NAMES[type(node)])
+        k = row.k if isinstance(node, Filter) else self.options.k(kind_of(node).name)
         rows_in = row.inputs[side] if side is not None and side < len(row.inputs) else row.rows_in
         r = _ratio(row.rows_out, rows_in)
         p = 1 - s
