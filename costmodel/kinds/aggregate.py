@@ -38,7 +38,29 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
         item = item if isinstance(item, dict) and "expr" in item else {"expr": item}
         keys.append(b.named(item, scope, f"{path}.group_by[{i}]", depth, i))
     aggs = tuple(b.named(a, scope, f"{path}.aggregates[{i}]", depth, len(keys) + i) for i, a in enumerate(aggs_raw))
-    return Aggregate(nid, tuple(keys), aggs, child)
+    return Aggregate(nid, tuple(keys), aggs, child, _grouping_sets(raw, len(keys), path))
+
+
+def _grouping_sets(raw: dict[str, Any], n_keys: int, path: str) -> tuple[tuple[int, ...], ...] | None:
+    """``grouping_sets``: a list of sets, each a list of indexes into ``group_by``."""
+    sets = raw.get("grouping_sets")
+    if sets is None:
+        return None
+    if not isinstance(sets, list) or not sets:
+        raise PlanError("invalid_node", "grouping_sets must be a non-empty list of lists", f"{path}.grouping_sets")
+    out = []
+    for i, grouping in enumerate(sets):
+        ok = isinstance(grouping, list) and all(
+            isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_keys for k in grouping
+        )
+        if not ok:
+            raise PlanError(
+                "invalid_node",
+                f"a grouping set lists indexes into group_by (0 to {n_keys - 1})",
+                f"{path}.grouping_sets[{i}]",
+            )
+        out.append(tuple(sorted(set(grouping))))
+    return tuple(out)
 
 
 def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
@@ -52,6 +74,7 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
             for k in node.group_by
         ],
         "aggregates": [named_to_wire(a, namer) for a in node.aggregates],
+        **({"grouping_sets": [list(g) for g in node.grouping_sets]} if node.grouping_sets is not None else {}),
         "input": write_child(node.input),
     }
 
@@ -77,12 +100,18 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, out, model.options.k("aggregate"), ndv)
 
 
+def _key_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
+    """Equalities below hold on its rows, except on grouping sets' subtotal rows, whose keys are NULL."""
+    return pass_equalities(node) if node.grouping_sets is None else ([], ())
+
+
 def _expressions(node: Any) -> list[Expr]:
     return [e.expr for e in node.group_by + node.aggregates]
 
 
 def _describe(node: Any, namer: Namer) -> str:
-    return f"Aggregate: groupBy=[{named_text(node.group_by, namer)}], aggr=[{named_text(node.aggregates, namer)}]"
+    sets = "" if node.grouping_sets is None else f", groupingSets={[list(g) for g in node.grouping_sets]}"
+    return f"Aggregate: groupBy=[{named_text(node.group_by, namer)}], aggr=[{named_text(node.aggregates, namer)}]{sets}"
 
 
 KIND = register(
@@ -90,7 +119,7 @@ KIND = register(
         name="aggregate",
         node_type=Aggregate,
         ops=("aggregate",),
-        wire_keys=frozenset({"group_by", "aggregates", "input"}),
+        wire_keys=frozenset({"group_by", "aggregates", "grouping_sets", "input"}),
         default_k=4.0,
         children=unary_children,
         with_children=unary_with_children,
@@ -103,7 +132,7 @@ KIND = register(
         describe=_describe,
         push_through=push_through_aggregate,
         estimate=_estimate,
-        key_equalities=pass_equalities,
+        key_equalities=_key_equalities,
         null_supplying=same_null_supplying,
         index_join_through=False,
         renames_columns=True,
