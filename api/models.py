@@ -74,6 +74,14 @@ class OptimizeRequest(BaseModel):
     options: dict[str, Any] | None = Field(
         default=None, description="mode (cost|always|never), operator and filter costs."
     )
+    functions: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "Functions the query calls, by name as in the SQL or plan: "
+            '{"name": {"cost": N, "deterministic": true, "may_fail": false}}. '
+            "A function the engine does not know and nobody declared is never moved."
+        ),
+    )
     context: Context | None = None
 
     @model_validator(mode="after")
@@ -84,6 +92,15 @@ class OptimizeRequest(BaseModel):
             raise PydanticCustomError("plan_or_sql", message)
         return self
 
+    def _options_with_functions(self) -> dict[str, Any] | None:
+        """The engine reads declarations from ``options.functions``; the request's ``functions`` go there."""
+        if self.functions is None:
+            return self.options
+        options = dict(self.options or {})
+        declared = options.get("functions")
+        options["functions"] = {**declared, **self.functions} if isinstance(declared, dict) else self.functions
+        return options
+
     def to_input(self) -> OptimizeInput:
         return OptimizeInput(
             plan=self.plan,
@@ -91,7 +108,7 @@ class OptimizeRequest(BaseModel):
             substrait=self.substrait,
             dialect=self.dialect,
             catalog=self.catalog,
-            options=self.options,
+            options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
         )
 

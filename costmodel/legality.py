@@ -12,6 +12,7 @@ from __future__ import annotations
 from costmodel.expr import Expr, Subquery, walk
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import Node
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Outcome
 
 
@@ -23,5 +24,5 @@ def cross(predicate: Expr, node: Node) -> Outcome:
     """Where ``predicate``, sitting on ``node``'s output, may go below ``node`` (its kind's rule)."""
     kind = kind_of(node)
     if kind.renames_columns and has_correlated_subquery(predicate):
-        return Blocked("correlated_subquery", "the predicate's subquery refers to columns this operator renames")
+        return Blocked(Reason.CORRELATED_SUBQUERY, "the predicate's subquery refers to columns this operator renames")
     return kind.push_through(predicate, node)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from costmodel.errors import PlanError
+from costmodel.functions import FunctionDecl, functions_from_wire
 from costmodel.kinds.registry import all_kinds
 from costmodel.strict import check_keys, unknown_key_error
 
@@ -55,6 +56,8 @@ class Options:
     predicate_costs: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PREDICATE_COSTS))
     scan_pushdown: bool = True
     default_row_count: float = 1000.0
+    #: functions the request declares, by lower-case name (``costmodel.functions``)
+    functions: dict[str, FunctionDecl] = field(default_factory=dict)
 
     def k(self, kind: str) -> float:
         """The cost constant of operator kind ``kind``; a kind without one is a bug (KeyError), never 1.0."""
@@ -82,7 +85,7 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         return Options()
     if not isinstance(raw, dict):
         raise PlanError("invalid_options", "options must be an object", path)
-    known = {"mode", "operator_costs", "predicate_costs", "scan_pushdown", "default_row_count"}
+    known = {"mode", "operator_costs", "predicate_costs", "scan_pushdown", "default_row_count", "functions"}
     check_keys(raw, known, path, "invalid_options")
     mode = raw.get("mode", "cost")
     if mode not in ("cost", "always", "never"):
@@ -99,4 +102,5 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         predicate_costs=_number_map(raw.get("predicate_costs"), DEFAULT_PREDICATE_COSTS, f"{path}.predicate_costs"),
         scan_pushdown=scan_pushdown,
         default_row_count=float(default_rows),
+        functions=functions_from_wire(raw.get("functions"), f"{path}.functions"),
     )

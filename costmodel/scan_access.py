@@ -29,6 +29,7 @@ from costmodel.expr import Call, Column, Expr, Literal, and_, to_sql
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_fields, with_children
 from costmodel.pruning import prune
+from costmodel.reasons import Reason
 
 
 @dataclass
@@ -181,7 +182,7 @@ class ScanAccess:
         label = f"{table.name}.{', '.join(index.columns)}"
         text = " AND ".join(to_sql(p) for p in matched)
         if null_supplying or index_joined:
-            reason = "null_supplying_side" if null_supplying else "index_used_by_join"
+            reason = Reason.NULL_SUPPLYING_SIDE if null_supplying else Reason.INDEX_USED_BY_JOIN
             detail = (
                 "rows of this input may be NULL-padded: the filter must run after the join"
                 if null_supplying
@@ -221,7 +222,7 @@ class ScanAccess:
                 "predicate": text,
                 "operator": scan.id,
                 "action": "pushed" if chosen else "kept",
-                "reason": "index_lookup" if chosen else "index_not_cheaper",
+                "reason": Reason.INDEX_LOOKUP if chosen else Reason.INDEX_NOT_CHEAPER,
                 "index": label,
                 "cost_if_kept": round(cost_scan, 4),
                 "cost_if_pushed": round(cost_index, 4),

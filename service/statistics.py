@@ -406,4 +406,4 @@ def optimize_with_samples(
         return optimize_wire(plan, catalog, options)
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
-    return optimize(plan_from_wire(plan, cat), cat, opts, sources=sources).to_wire()
+    return optimize(plan_from_wire(plan, cat, functions=opts.functions), cat, opts, sources=sources).to_wire()

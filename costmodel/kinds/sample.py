@@ -28,6 +28,7 @@ from costmodel.kinds.shape import (
     unary_with_children,
 )
 from costmodel.plan import Node
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 from costmodel.wire.names import Namer
 
@@ -49,7 +50,7 @@ class Sample:
 
 def push_through_sample(predicate: Expr, node: Sample) -> Outcome:
     if node.method != "bernoulli":
-        return Blocked("block_sample", "a block sample keeps whole blocks; a filter below changes what they hold")
+        return Blocked(Reason.BLOCK_SAMPLE, "a block sample keeps whole blocks; a filter below changes what they hold")
     return [Crossing(0, predicate)]
 
 

@@ -17,12 +17,14 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.errors import PlanError
 from costmodel.expr import Call, Column, Expr, Literal, Subquery
+from costmodel.functions import KNOWN_FUNCTIONS, FunctionDecl
 from costmodel.kinds.registry import kind_for_op, wire_ops
 from costmodel.plan import Field, NamedExpr, Node, SortKey
 from costmodel.strict import check_keys
@@ -80,6 +82,8 @@ class Binder:
 
     catalog: Catalog
     taken_ids: set[str]
+    #: functions the request declares (``costmodel.functions``), by lower-case name
+    functions: Mapping[str, FunctionDecl] = field(default_factory=dict)
     next_cid: int = 0
     next_id: int = 0
     outer: list[tuple[Field, ...]] = field(default_factory=list)
@@ -203,12 +207,14 @@ class Binder:
                 cost = raw.get("cost")
                 if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
                     raise PlanError("invalid_expression", "cost must be a non-negative number", f"{path}.cost")
-                det = raw.get("deterministic", True)
+                decl = self.functions.get(name.lower(), FunctionDecl())  # the call's own fields win
+                det = raw.get("deterministic", decl.deterministic)
                 if not isinstance(det, bool):
                     raise PlanError(
                         "invalid_expression", "deterministic must be true or false", f"{path}.deterministic"
                     )
-                return Call("udf", args, name=name, cost=None if cost is None else float(cost), deterministic=det)
+                cost = decl.cost if cost is None else float(cost)
+                return Call("udf", args, name=name, cost=cost, deterministic=det, may_fail=decl.may_fail)
             if fn in ("and", "or") and len(args) == 1:
                 return args[0]
             if fn == "<>":
@@ -216,7 +222,17 @@ class Binder:
             distinct = raw.get("distinct", False)
             if not isinstance(distinct, bool):
                 raise PlanError("invalid_expression", "distinct must be true or false", f"{path}.distinct")
-            return Call(fn, args, distinct=distinct)
+            declared = self.functions.get(fn)
+            if declared is not None:
+                return Call(
+                    fn,
+                    args,
+                    distinct=distinct,
+                    cost=declared.cost,
+                    deterministic=declared.deterministic,
+                    may_fail=declared.may_fail,
+                )
+            return Call(fn, args, distinct=distinct, opaque=fn not in KNOWN_FUNCTIONS)
         raise PlanError(
             "invalid_expression",
             "an expression needs one of col, lit, fn, subquery",
@@ -349,9 +365,15 @@ def json_depth(raw: Any) -> int:
     return deepest
 
 
-def plan_from_wire(raw: Any, catalog: Catalog, path: str = "$.plan") -> Node:
-    """Read and bind a wire plan; raises ``PlanError`` with the JSON path of the fault."""
+def plan_from_wire(
+    raw: Any, catalog: Catalog, path: str = "$.plan", functions: Mapping[str, FunctionDecl] | None = None
+) -> Node:
+    """Read and bind a wire plan; raises ``PlanError`` with the JSON path of the fault.
+
+    ``functions``: the request's declared functions; a call to any other function the engine does not
+    know is opaque (``costmodel.functions``).
+    """
     if json_depth(raw) > 3 * MAX_DEPTH:
         raise PlanError("too_deep", f"plan nests deeper than {MAX_DEPTH} levels", path)
-    binder = Binder(catalog, _collect_ids(raw))
+    binder = Binder(catalog, _collect_ids(raw), dict(functions or {}))
     return binder.node(raw, path, 0)

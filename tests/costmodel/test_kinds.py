@@ -130,3 +130,16 @@ def test_bad_sample_fields_name_their_path() -> None:
     with pytest.raises(PlanError) as info:
         optimize_wire(sample(scan("t"), 0.5) | {"metod": "system"}, {"tables": T})
     assert info.value.detail["did_you_mean"] == "method"
+
+
+def test_every_reason_in_the_answer_is_a_reason_member() -> None:
+    """Reasons are one enum whose members are their wire strings: the JSON answer carries plain strings."""
+    import json
+
+    from costmodel.reasons import Reason
+
+    plan = filter_(sample(scan("t"), 0.1, method="system"), c("a") > 50)
+    answer = optimize_wire(plan, {"tables": T}, {"mode": "always"})
+    reasons = [d["reason"] for d in answer["decisions"]]
+    assert reasons and all(isinstance(r, Reason) for r in reasons)
+    assert json.loads(json.dumps(answer))["decisions"][0]["reason"] == "block_sample"
