@@ -74,13 +74,15 @@ def _tune_for_serving() -> None:
     A shorter switch interval gets the GIL back to the loop sooner (1 ms instead of 5 ms). And a request that
     builds millions of objects (a 900 KB query's tokens) triggers full garbage collections, each holding the
     GIL for as long as it takes to walk the whole heap: measured 0.15 to 3.9 s apiece, nine of them in one such
-    request. Fewer, later full collections (and the startup objects frozen out of them) remove those pauses;
-    acyclic garbage is freed by reference counting as before.
+    request. Full collections a hundred times rarer (every ~7 million net allocations), with the startup objects
+    frozen out of them, remove those pauses; young collections stay small and frequent (Python's defaults: a
+    larger first generation made each of them a 60-250 ms pause instead). Measured on that query: the longest
+    stall of the event loop went from 1.6 s to 0.12 s. Acyclic garbage is freed by reference counting as before.
     """
     import gc
 
     sys.setswitchinterval(0.001)
-    gc.set_threshold(50_000, 20, 100)
+    gc.set_threshold(700, 10, 1000)
     gc.freeze()
 
 
