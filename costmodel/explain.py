@@ -81,7 +81,8 @@ def describe(node: Node) -> str:
     if isinstance(node, Project):
         return f"Projection: {_named(node.exprs, namer)}"
     if isinstance(node, Aggregate):
-        return f"Aggregate: groupBy=[{_named(node.group_by, namer)}], aggr=[{_named(node.aggregates, namer)}]"
+        sets = "" if node.grouping_sets is None else f", groupingSets={[list(g) for g in node.grouping_sets]}"
+        return f"Aggregate: groupBy=[{_named(node.group_by, namer)}], aggr=[{_named(node.aggregates, namer)}]{sets}"
     if isinstance(node, Join):
         on = f" {to_sql(node.on, namer)}" if node.on is not None else ""
         aware = " (null-aware)" if node.null_aware else ""

@@ -106,6 +106,18 @@ class Aggregate:
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     input: Node
+    #: GROUPING SETS / ROLLUP / CUBE: each set lists the indexes of the group_by keys it groups by
+    #: (None: one grouping by every key). A key missing from a set is NULL in that set's rows.
+    grouping_sets: tuple[tuple[int, ...], ...] | None = None
+
+    def keys_in_every_set(self) -> set[int]:
+        """Column ids of the keys every grouping set groups by (all keys without grouping sets)."""
+        if self.grouping_sets is None:
+            return {k.cid for k in self.group_by}
+        common = set(range(len(self.group_by)))
+        for grouping in self.grouping_sets:
+            common &= set(grouping)
+        return {self.group_by[i].cid for i in common}
 
 
 @dataclass(frozen=True, slots=True)

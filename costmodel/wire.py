@@ -444,7 +444,29 @@ class _Binder:
         aggs = tuple(
             self.named(a, scope, f"{path}.aggregates[{i}]", depth, len(keys) + i) for i, a in enumerate(aggs_raw)
         )
-        return Aggregate(nid, tuple(keys), aggs, child)
+        return Aggregate(nid, tuple(keys), aggs, child, self._grouping_sets(raw, len(keys), path))
+
+    @staticmethod
+    def _grouping_sets(raw: dict[str, Any], n_keys: int, path: str) -> tuple[tuple[int, ...], ...] | None:
+        """``grouping_sets``: a list of sets, each a list of indexes into ``group_by``."""
+        sets = raw.get("grouping_sets")
+        if sets is None:
+            return None
+        if not isinstance(sets, list) or not sets:
+            raise PlanError("invalid_node", "grouping_sets must be a non-empty list of lists", f"{path}.grouping_sets")
+        out = []
+        for i, grouping in enumerate(sets):
+            ok = isinstance(grouping, list) and all(
+                isinstance(k, int) and not isinstance(k, bool) and 0 <= k < n_keys for k in grouping
+            )
+            if not ok:
+                raise PlanError(
+                    "invalid_node",
+                    f"a grouping set lists indexes into group_by (0 to {n_keys - 1})",
+                    f"{path}.grouping_sets[{i}]",
+                )
+            out.append(tuple(sorted(set(grouping))))
+        return tuple(out)
 
     def _join(self, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
         left = self.child(raw, "left", path, depth)
@@ -727,6 +749,7 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
                 for k in node.group_by
             ],
             "aggregates": [_named_to_wire(a, namer) for a in node.aggregates],
+            **({"grouping_sets": [list(g) for g in node.grouping_sets]} if node.grouping_sets is not None else {}),
             "input": plan_to_wire(node.input),
         }
     if isinstance(node, Join):
