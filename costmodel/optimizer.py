@@ -22,6 +22,7 @@ from typing import Any
 
 from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, NodeCost, column_infos, savings
+from costmodel.deadline import check_deadline
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
 from costmodel.explain import explain
 from costmodel.expr import (
@@ -234,6 +235,7 @@ def _mark_guards(stripped: _Stripped, plan: Node) -> None:
 def _simplify_outer_joins(stripped: _Stripped, options: Options) -> Node:
     skeleton = stripped.skeleton
     while True:
+        check_deadline()  # the request's time limit (costmodel.deadline)
         _rebind(stripped.preds, skeleton, options.scan_pushdown)
         change = None
         for pred in stripped.preds:
@@ -289,6 +291,7 @@ def _derive(stripped: _Stripped, skeleton: Node, options: Options) -> None:
 
     queue.extend(preds)
     while queue:
+        check_deadline()
         pred = queue.pop(0)
         for pos in iter_region(pred.root):
             if not isinstance(pos.node, Join) or pos.kind == SCAN:
