@@ -44,10 +44,6 @@ def serve(
     from api.app import create_app
     from api.guard import is_loopback
 
-    # Request work runs on threads; a shorter switch interval lets the event loop (and /healthz) take the
-    # GIL back from a CPU-bound request sooner (1 ms instead of 5 ms).
-    sys.setswitchinterval(0.001)
-
     settings = Settings()
     settings = settings.model_copy(update={"host": host or settings.host})  # the Host check knows the bind
     if (
@@ -60,14 +56,34 @@ def serve(
             "Set PUSHDOWN_API_TOKEN, bind 127.0.0.1, or pass --allow-no-token (PUSHDOWN_ALLOW_NO_TOKEN=true)",
             "--host",
         )
+    application = create_app(settings)
+    _tune_for_serving()
     uvicorn.run(
-        create_app(settings),
+        application,
         host=settings.host,
         port=settings.port if port is None else port,
         log_level=log_level,
         # SIGTERM: stop accepting, give in-flight requests this long, then cut them (their work is bounded too).
         timeout_graceful_shutdown=settings.shutdown_grace_s,
     )
+
+
+def _tune_for_serving() -> None:
+    """Keep the event loop (and /healthz) responsive while request threads compute.
+
+    A shorter switch interval gets the GIL back to the loop sooner (1 ms instead of 5 ms). And a request that
+    builds millions of objects (a 900 KB query's tokens) triggers full garbage collections, each holding the
+    GIL for as long as it takes to walk the whole heap: measured 0.15 to 3.9 s apiece, nine of them in one such
+    request. Full collections a hundred times rarer (every ~7 million net allocations), with the startup objects
+    frozen out of them, remove those pauses; young collections stay small and frequent (Python's defaults: a
+    larger first generation made each of them a 60-250 ms pause instead). Measured on that query: the longest
+    stall of the event loop went from 1.6 s to 0.12 s. Acyclic garbage is freed by reference counting as before.
+    """
+    import gc
+
+    sys.setswitchinterval(0.001)
+    gc.set_threshold(700, 10, 1000)
+    gc.freeze()
 
 
 @app.command()
