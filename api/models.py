@@ -74,6 +74,10 @@ class OptimizeRequest(BaseModel):
         default=None, description="mode (cost|always|never), operator and filter costs."
     )
     context: Context | None = None
+    functions: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description='Functions the SQL calls, by name: {"cost": N, "deterministic": true} (cost per row).',
+    )
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
@@ -92,6 +96,7 @@ class OptimizeRequest(BaseModel):
             catalog=self.catalog,
             options=self.options,
             context=self.context.model_dump() if self.context is not None else None,
+            functions=self.functions,
         )
 
 
@@ -146,7 +151,14 @@ class Cost(BaseModel):
 
     before: CostTable
     after: CostTable
-    savings: float = Field(description="1 - after.total / before.total.")
+    savings: float = Field(description="1 - after.total / before.total: against the query as written.")
+    baseline: dict[str, Any] | None = Field(
+        default=None, description="The rule-based plan's cost (`always` mode: what Catalyst and its peers run)."
+    )
+    savings_vs_baseline: float | None = Field(
+        default=None, description="1 - after.total / baseline.total: the gain over rule-based pushdown (headline)."
+    )
+    savings_vs_written: float | None = Field(default=None, description="Same as `savings`, labelled.")
 
 
 class Decision(BaseModel):
@@ -208,6 +220,11 @@ class OptimizeResponse(BaseModel):
     cost: Cost
     explain: Explain
     model_version: str | None = Field(default=None, description="The cost model's version.")
+    spark: dict[str, Any] | None = Field(
+        default=None,
+        description="What Spark runs to keep every placement: `sql` (Spark dialect, per-predicate barriers), "
+        "`conf` (session settings, normally empty), `barriers`, `left_to_spark`.",
+    )
 
 
 class ErrorResponse(BaseModel):
