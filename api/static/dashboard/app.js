@@ -14,12 +14,22 @@
 
   // ------------------------------------------------------------ formatting
 
+  const UNITS = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  const sigFmt = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3 });
+
+  /** A cost for people: 1,234 below ten thousand, then 12.3k, 4.56M, 7.89G, 1.23T, and 1.29e25 beyond. */
   function num(value) {
     if (value === null || value === undefined || Number.isNaN(value)) return "–";
-    return Math.abs(value) >= 100 ? intFmt.format(value) : decFmt.format(value);
+    const abs = Math.abs(value);
+    if (abs < 1e4) return abs >= 100 ? intFmt.format(value) : decFmt.format(value);
+    if (abs >= 1e15) return value.toExponential(2).replace("e+", "e");
+    const [size, unit] = UNITS.find(([s]) => abs >= s);
+    return sigFmt.format(value / size) + unit;
   }
+  /** One decimal; a ratio far outside [-1, 1] (against a cross product) stays short. */
   function pct(value) {
-    return value === null || value === undefined ? "–" : pctFmt.format(value);
+    if (value === null || value === undefined || Number.isNaN(value)) return "–";
+    return Math.abs(value) >= 100 ? num(value * 100) + "%" : pctFmt.format(value);
   }
   function ratio(value, digits) {
     return value === null || value === undefined ? "–" : Number(value).toFixed(digits === undefined ? 3 : digits);
