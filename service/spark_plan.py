@@ -28,7 +28,7 @@ Everything else Catalyst does stays on: no settings are needed, so ``conf`` is e
 kept predicate a barrier cannot hold (a join condition of an outer join: Spark refuses non-deterministic join
 conditions); then ``conf`` excludes the two rules that would move it, and a warning says so.
 
-An orchestrator runs the answer with ``service.client.run_on_spark`` (settings applied and restored around the
+An orchestrator runs the answer with ``service.spark_runner.run_sql`` (settings applied and restored around the
 run), or by hand::
 
     answer = httpx.post(f"{base}/optimize", json=request).json()
