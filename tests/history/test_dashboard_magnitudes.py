@@ -3,6 +3,7 @@ cost units (real Chromium, as tests/history/test_dashboard_browser.py drives it)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,7 @@ def huge_record(before: float, after: float) -> Any:
     body = request(kind, pipeline, task, "run-huge")
     answer = OptimizeService().optimize(OptimizeInput(**body))
     answer["cost"]["before"]["total"], answer["cost"]["after"]["total"] = before, after
-    answer["cost"]["savings"] = 1 - after / before
+    answer["cost"]["savings"] = answer["cost"]["savings_vs_written"] = 1 - after / before
     return build_record(body, answer)
 
 
@@ -56,4 +57,24 @@ def test_cards_fit_at_any_magnitude(
         wait_loaded(page)
         assert card(page, "cost-before") == shown
         assert card(page, "savings") == "99.9%"
+        assert overflowing(page) == []
+
+
+def test_drill_down_leads_with_savings_against_rule_based_pushdown(
+    serve: Any,
+    history_settings: Callable[..., Settings],
+    page_factory: Callable[..., Any],  # noqa: F811
+) -> None:
+    record = huge_record(1.29e25, 4.2e6)
+    response = json.loads(record.response_json)
+    assert response["cost"]["baseline"]["total"] > 0  # recorded answers carry the baseline
+    app = create_app(history_settings())
+    seed(app.state.history.store, [record])
+    with serve(app) as url:
+        page = page_factory(800, 900)
+        page.goto(f"{url}/dashboard#/optimizations/{record.id}")
+        page.wait_for_selector(f"body[data-drill='{record.id}']")
+        shown = page.locator("[data-testid=drill-savings-baseline]").inner_text()
+        assert shown == f"{response['cost']['savings_vs_baseline'] * 100:.1f}%"
+        assert page.locator("[data-testid=drill-savings]").inner_text() == "100.0%"
         assert overflowing(page) == []

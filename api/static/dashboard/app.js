@@ -280,6 +280,16 @@
     ];
   }
 
+  /** The headline: savings against the plan rule-based pushdown (Catalyst, every peer) would run; answers
+   *  recorded before the baseline existed have none. */
+  function baselineCard(cost) {
+    if (!cost.baseline) return null;
+    return h("article", { class: "card accent" },
+      h("h2", {}, "Savings vs rule-based"),
+      h("div", { class: "value", "data-testid": "drill-savings-baseline" }, pct(cost.savings_vs_baseline)),
+      h("div", { class: "sub" }, "baseline cost " + num(cost.baseline.total)));
+  }
+
   function savingsCell(value) {
     return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
   }
@@ -430,7 +440,8 @@
         h("section", { class: "cards" },
           h("article", { class: "card" }, h("h2", {}, "Cost before"), h("div", { class: "value" }, num(record.cost_before))),
           h("article", { class: "card" }, h("h2", {}, "Cost after"), h("div", { class: "value" }, num(record.cost_after))),
-          h("article", { class: "card accent" }, h("h2", {}, "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
+          baselineCard(cost),
+          h("article", { class: "card" + (cost.baseline ? "" : " accent") }, h("h2", {}, cost.baseline ? "Savings vs as written" : "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
           h("article", { class: "card" }, h("h2", {}, "Decisions"), h("div", { class: "sub" }, decisionBadges(record)))
         ),
         h("section", { class: "trees" },
