@@ -83,6 +83,10 @@ class OptimizeRequest(BaseModel):
         ),
     )
     context: Context | None = None
+    functions: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description='Functions the SQL calls, by name: {"cost": N, "deterministic": true} (cost per row).',
+    )
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
@@ -110,6 +114,7 @@ class OptimizeRequest(BaseModel):
             catalog=self.catalog,
             options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
+            functions=self.functions,
         )
 
 
@@ -192,7 +197,14 @@ class Cost(BaseModel):
 
     before: CostTable
     after: CostTable
-    savings: float = Field(description="1 - after.total / before.total.")
+    savings: float = Field(description="1 - after.total / before.total: against the query as written.")
+    baseline: dict[str, Any] | None = Field(
+        default=None, description="The rule-based plan's cost (`always` mode: what Catalyst and its peers run)."
+    )
+    savings_vs_baseline: float | None = Field(
+        default=None, description="1 - after.total / baseline.total: the gain over rule-based pushdown (headline)."
+    )
+    savings_vs_written: float | None = Field(default=None, description="Same as `savings`, labelled.")
 
 
 class Decision(BaseModel):
@@ -254,6 +266,11 @@ class OptimizeResponse(BaseModel):
     cost: Cost
     explain: Explain
     model_version: str | None = Field(default=None, description="The cost model's version.")
+    spark: dict[str, Any] | None = Field(
+        default=None,
+        description="What Spark runs to keep every placement: `sql` (Spark dialect, per-predicate barriers), "
+        "`conf` (session settings, normally empty), `barriers`, `left_to_spark`.",
+    )
 
 
 class ErrorResponse(BaseModel):

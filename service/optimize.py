@@ -41,6 +41,7 @@ class OptimizeInput:
     catalog: dict[str, Any] | None = None
     options: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
+    functions: dict[str, dict[str, Any]] | None = None
 
 
 class OptimizeService:
@@ -55,16 +56,21 @@ class OptimizeService:
         catalog, samples = resolve_catalog(request.catalog, self.store)  # stored statistics for {"ref": ...}
         request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)
         if request.sql is not None:
-            response = self._optimize_sql(request, engine)
+            original, response = self._optimize_sql(request, engine)
         elif request.substrait is not None:
-            response = self._optimize_substrait(request, engine)
+            original, response = self._optimize_substrait(request, engine)
         else:
-            response = engine(request.plan, request.catalog, request.options)
+            original, response = request.plan, engine(request.plan, request.catalog, request.options)
+        mode = (request.options or {}).get("mode", "cost")
+        always = {**(request.options or {}), "mode": "always"}
+        add_baseline(response, mode, lambda: engine(original, request.catalog, always))
+        warn_cross_products(response, original)
+        attach_spark(response, request.catalog)
         return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         try:  # imported here: SQL support is optional and may not be installed
             from service.sql import plan_to_sql, sql_to_plan
             from service.sql.errors import SqlError
@@ -76,7 +82,9 @@ class OptimizeService:
                 "sql_unavailable", "SQL input is not available in this build; send a plan", "$.sql"
             ) from None
         try:
-            plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
+            plan = declare_functions(
+                sql_to_plan(request.sql, request.catalog, dialect=request.dialect), request.functions
+            )
             response = engine(plan, request.catalog, request.options)
             response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
         except SqlError as exc:
@@ -84,11 +92,11 @@ class OptimizeService:
             detail = {("name" if key == "column" else key): value for key, value in exc.detail.items()}
             detail.update(line=exc.line, column=exc.column)
             raise InputError(exc.code, exc.message, "$.sql", detail) from exc
-        return response
+        return plan, response
 
     def _optimize_substrait(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
         from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
 
@@ -98,4 +106,88 @@ class OptimizeService:
             response["substrait"] = plan_to_substrait(response["plan"], request.substrait)
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
-        return response
+        return plan, response
+
+
+def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None) -> None:
+    """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning."""
+    try:
+        from service.spark_plan import spark_target
+        from service.sql.errors import SqlError
+    except ImportError as exc:  # SQL support is optional
+        if not (exc.name or "").startswith("service."):
+            raise
+        return
+    try:
+        target = spark_target(response["plan"], response.get("decisions", []), catalog)
+    except SqlError as exc:
+        response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
+        return
+    response["spark"] = target.as_json()
+    if target.unheld:
+        response.setdefault("warnings", []).append(
+            f"Spark needs session settings to keep {', '.join(target.unheld)} where it is (no per-predicate "
+            f"barrier holds it): spark.conf {target.conf}"
+        )
+
+
+def declare_functions(plan: Any, functions: dict[str, dict[str, Any]] | None) -> Any:
+    """Calls of the functions a SQL request declares become the engine's ``udf`` calls with their cost.
+
+    >>> declare_functions({"fn": "score", "args": [{"col": "a"}]}, {"score": {"cost": 500}})
+    {'fn': 'udf', 'name': 'score', 'args': [{'col': 'a'}], 'cost': 500, 'deterministic': True}
+    """
+    if not functions:
+        return plan
+    declared = {name.lower(): spec for name, spec in functions.items()}
+    if isinstance(plan, list):
+        return [declare_functions(v, functions) for v in plan]
+    if not isinstance(plan, dict):
+        return plan
+    out = {k: declare_functions(v, functions) for k, v in plan.items()}
+    spec = declared.get(str(out.get("fn", "")).lower()) if "fn" in out else None
+    if spec is not None:
+        out = {"fn": "udf", "name": out["fn"], "args": out.get("args", []), "cost": spec.get("cost", 1)}
+        out["deterministic"] = bool(spec.get("deterministic", True))
+    return out
+
+
+def add_baseline(response: dict[str, Any], mode: str, rule_based: Callable[[], dict[str, Any]]) -> None:
+    """The answer's ``cost`` gains the rule-based baseline (the plan ``always`` mode, i.e. Catalyst and every
+    peer, would run) and the savings against it, the headline; ``savings_vs_written`` labels the old figure."""
+    cost = response["cost"]
+    after = float(cost["after"]["total"])
+    baseline = after if mode == "always" else float(rule_based()["cost"]["after"]["total"])
+    cost["baseline"] = {"total": baseline, "mode": "always"}
+    cost["savings_vs_baseline"] = _savings(baseline, after)
+    cost["savings_vs_written"] = cost.get("savings", _savings(float(cost["before"]["total"]), after))
+
+
+def _savings(before: float, after: float) -> float:
+    return 0.0 if before <= 0 or abs(before - after) <= 1e-9 * before else round(1 - after / before, 6)
+
+
+def warn_cross_products(response: dict[str, Any], original: Any) -> None:
+    """A join without a condition in the query as written makes savings against it meaningless: say so."""
+    joins = [n for n in _plan_nodes(original) if n.get("op") == "join" and not n.get("on")]
+    joins = [n for n in joins if n.get("type", "inner") in ("inner", "cross")]
+    if joins:
+        ids = ", ".join(str(n.get("id")) for n in joins)
+        response.setdefault("warnings", []).append(
+            f"the query as written has a cross product (join {ids} has no condition): savings against it "
+            "overstate the gain; savings_vs_baseline compares with rule-based pushdown"
+        )
+
+
+def _plan_nodes(value: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "op" in item:
+                out.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out

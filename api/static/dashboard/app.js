@@ -13,12 +13,22 @@
 
   // ------------------------------------------------------------ formatting
 
+  const UNITS = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  const sigFmt = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3 });
+
+  /** A cost for people: 1,234 below ten thousand, then 12.3k, 4.56M, 7.89G, 1.23T, and 1.29e25 beyond. */
   function num(value) {
     if (value === null || value === undefined || Number.isNaN(value)) return "–";
-    return Math.abs(value) >= 100 ? intFmt.format(value) : decFmt.format(value);
+    const abs = Math.abs(value);
+    if (abs < 1e4) return abs >= 100 ? intFmt.format(value) : decFmt.format(value);
+    if (abs >= 1e15) return value.toExponential(2).replace("e+", "e");
+    const [size, unit] = UNITS.find(([s]) => abs >= s);
+    return sigFmt.format(value / size) + unit;
   }
+  /** One decimal; a ratio far outside [-1, 1] (against a cross product) stays short. */
   function pct(value) {
-    return value === null || value === undefined ? "–" : pctFmt.format(value);
+    if (value === null || value === undefined || Number.isNaN(value)) return "–";
+    return Math.abs(value) >= 100 ? num(value * 100) + "%" : pctFmt.format(value);
   }
   function ratio(value, digits) {
     return value === null || value === undefined ? "–" : Number(value).toFixed(digits === undefined ? 3 : digits);
@@ -270,6 +280,16 @@
     ];
   }
 
+  /** The headline: savings against the plan rule-based pushdown (Catalyst, every peer) would run; answers
+   *  recorded before the baseline existed have none. */
+  function baselineCard(cost) {
+    if (!cost.baseline) return null;
+    return h("article", { class: "card accent" },
+      h("h2", {}, "Savings vs rule-based"),
+      h("div", { class: "value", "data-testid": "drill-savings-baseline" }, pct(cost.savings_vs_baseline)),
+      h("div", { class: "sub" }, "baseline cost " + num(cost.baseline.total)));
+  }
+
   function savingsCell(value) {
     return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
   }
@@ -420,7 +440,8 @@
         h("section", { class: "cards" },
           h("article", { class: "card" }, h("h2", {}, "Cost before"), h("div", { class: "value" }, num(record.cost_before))),
           h("article", { class: "card" }, h("h2", {}, "Cost after"), h("div", { class: "value" }, num(record.cost_after))),
-          h("article", { class: "card accent" }, h("h2", {}, "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
+          baselineCard(cost),
+          h("article", { class: "card" + (cost.baseline ? "" : " accent") }, h("h2", {}, cost.baseline ? "Savings vs as written" : "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
           h("article", { class: "card" }, h("h2", {}, "Decisions"), h("div", { class: "sub" }, decisionBadges(record)))
         ),
         h("section", { class: "trees" },
