@@ -188,6 +188,27 @@ class Explain(BaseModel):
     after: str
 
 
+class TableStatistics(BaseModel):
+    """An analyzed table's statistics that the answer used (see docs/statistics.md)."""
+
+    table: str = Field(description="The table as the request names it.")
+    analyzed_table: str = Field(description="The analyzed table's stored name.")
+    resolved_by: Literal["name", "ref"] = Field(
+        description="name: found by the query's table name; ref: the catalog's {\"ref\": ...}."
+    )
+    version: int
+    analyzed_at: str
+    row_count: int | None = None
+    sample_rows: int | None = Field(default=None, description="Rows in the stored sample.")
+    source: dict[str, Any] | None = Field(default=None, description="What was analyzed: path and format, or table.")
+    fingerprint: dict[str, Any] | None = Field(
+        default=None, description="Files, bytes and digest of the source's files when analyzed (local sources)."
+    )
+    source_changed: bool | None = Field(
+        default=None, description="Whether the source's files differ now; null when it cannot be checked."
+    )
+
+
 class OptimizeResponse(BaseModel):
     model_config = _OPEN
 
@@ -205,6 +226,9 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Per scan: containers pruned and kept, and the index lookup considered."
     )
     warnings: list[Any]
+    statistics: list[TableStatistics] = Field(
+        default_factory=list, description="Analyzed tables whose statistics the answer used."
+    )
     cost: Cost
     explain: Explain
     model_version: str | None = Field(default=None, description="The cost model's version.")

@@ -56,7 +56,11 @@ def optimize(
     ] = None,
     sql: Annotated[str | None, typer.Option("--sql", help="The query as text, instead of a file.")] = None,
     catalog: Annotated[
-        Path | None, typer.Option(help="Catalog JSON (tables, columns, statistics); required for SQL input.")
+        Path | None,
+        typer.Option(
+            help="Catalog JSON (tables, columns, statistics); tables it lacks are looked up by name "
+            "among the analyzed tables."
+        ),
     ] = None,
     dialect: Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")] = None,
     mode: Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")] = None,
@@ -129,13 +133,12 @@ def _read_bytes(name: str, path: str = "$") -> bytes:
 
 def _sql_request(text: str, catalog: Path | None, dialect: str | None, mode: str | None) -> bytes:
     """The POST /optimize body for a query, so it is validated exactly as the HTTP API validates it."""
-    if catalog is None:
-        _fail("SQL input needs --catalog: without table schemas columns cannot be resolved", "$.catalog")
-    try:
-        tables = json.loads(_read_bytes(str(catalog), "$.catalog"))
-    except json.JSONDecodeError as exc:
-        _fail(f"{catalog} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "$.catalog")
-    body: dict[str, Any] = {"sql": text, "dialect": dialect or "spark", "catalog": tables}
+    body: dict[str, Any] = {"sql": text, "dialect": dialect or "spark"}
+    if catalog is not None:  # without one, the query's tables are the analyzed tables of those names
+        try:
+            body["catalog"] = json.loads(_read_bytes(str(catalog), "$.catalog"))
+        except json.JSONDecodeError as exc:
+            _fail(f"{catalog} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "$.catalog")
     if mode is not None:
         body["options"] = {"mode": mode}
     return json.dumps(body).encode()

@@ -15,8 +15,15 @@ from functools import partial
 from typing import Any
 
 from costmodel import optimize_wire
+from service.analyzed_tables import (
+    add_analyzed_tables,
+    change_warning,
+    tables_in_plan,
+    tables_in_sql,
+    used_statistics,
+)
 from service.errors import InputError
-from service.statistics import StatisticsStore, optimize_with_samples, resolve_catalog
+from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +50,19 @@ class OptimizeInput:
     context: dict[str, Any] | None = None
 
 
+def _tables_read(request: OptimizeInput) -> list[str]:
+    """The tables a request reads, as it names them."""
+    if request.sql is not None:
+        return tables_in_sql(request.sql, request.dialect)
+    return tables_in_plan(request.substrait if request.substrait is not None else request.plan)
+
+
+def _resolved_by(name: str, given: dict[str, Any] | None) -> str:
+    """``ref`` when the request's catalog named the analyzed table, ``name`` when the service found it by name."""
+    tables = given.get("tables") if isinstance(given, dict) else None
+    return "ref" if isinstance(tables, dict) and name in tables else "name"
+
+
 class OptimizeService:
     """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
 
@@ -50,9 +70,15 @@ class OptimizeService:
         """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused)."""
         self.store = store
 
-    def optimize(self, request: OptimizeInput) -> dict[str, Any]:
-        """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept."""
-        catalog, samples = resolve_catalog(request.catalog, self.store)  # stored statistics for {"ref": ...}
+    def optimize(self, request: OptimizeInput, request_id: str | None = None) -> dict[str, Any]:
+        """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept.
+
+        ``request_id``: the caller's (``X-Request-ID``); a new UUID when None.
+        """
+        given = request.catalog
+        by_name = add_analyzed_tables(given, _tables_read(request), self.store)
+        used: list[tuple[str, StoredTable]] = []
+        catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
         request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)
         if request.sql is not None:
             response = self._optimize_sql(request, engine)
@@ -60,7 +86,10 @@ class OptimizeService:
             response = self._optimize_substrait(request, engine)
         else:
             response = engine(request.plan, request.catalog, request.options)
-        return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
+        statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
+        response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
+        response["statistics"] = statistics
+        return {"request_id": request_id or str(uuid.uuid4()), "context": request.context, **response}
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
