@@ -112,17 +112,33 @@ def find_analyzed(name: str, analyzed: Iterable[str]) -> str | None:
 
 
 def add_analyzed_tables(
-    catalog: dict[str, Any] | None, names: list[str], store: StatisticsStore | None
+    catalog: dict[str, Any] | None, names: list[str], store: StatisticsStore | None, bare_keys: bool = False
 ) -> dict[str, Any] | None:
     """The catalog plus a ``{"ref": stored name}`` entry for each named table it lacks and the store has.
 
-    A catalog that describes every table comes back unchanged, and then the store is not read.
+    ``bare_keys``: key entries by the name without its namespace, as the SQL adapter looks tables up (a
+    query reading two namespaces' tables of the same name is then refused). A catalog that describes every
+    table comes back unchanged, and then the store is not read.
     """
     missing = [name for name in names if not described(name, catalog)]
     if not missing or store is None:
         return catalog
     analyzed = store.names()
-    refs = {name: {"ref": stored} for name in missing if (stored := find_analyzed(name, analyzed)) is not None}
+    refs: dict[str, dict[str, str]] = {}
+    for name in missing:
+        stored = find_analyzed(name, analyzed)
+        if stored is None:
+            continue
+        key = name.rsplit(".", 1)[-1] if bare_keys else name
+        if refs.get(key, {"ref": stored})["ref"] != stored:
+            raise InputError(
+                "ambiguous_table",
+                f"the query reads {refs[key]['ref']} and {stored}; tables of the same name in two namespaces "
+                "are not supported in one query",
+                "$.sql",
+                {"table": key, "candidates": sorted((refs[key]["ref"], stored))},
+            )
+        refs[key] = {"ref": stored}
     if not refs:
         return catalog
     base = catalog if isinstance(catalog, dict) else {}

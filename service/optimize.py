@@ -76,7 +76,7 @@ class OptimizeService:
         ``request_id``: the caller's (``X-Request-ID``); a new UUID when None.
         """
         given = request.catalog
-        by_name = add_analyzed_tables(given, _tables_read(request), self.store)
+        by_name = add_analyzed_tables(given, _tables_read(request), self.store, bare_keys=request.sql is not None)
         used: list[tuple[str, StoredTable]] = []
         catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
         request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)

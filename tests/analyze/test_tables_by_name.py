@@ -19,6 +19,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from service.errors import InputError
 from service.settings import Settings
 from service.statistics import StatisticsStore
 from tests.analyze.conftest import ROWS, Dataset
@@ -173,3 +174,43 @@ def test_the_cli_finds_what_the_service_analyzed_from_any_directory(
     assert not any(folder.joinpath("data").exists() for folder in elsewhere)
     data_dir = Path(env["XDG_DATA_HOME"]) / "pushdown"
     assert StatisticsStore(data_dir / "pushdown.db", data_dir / "samples").names() == ["events"]
+
+
+# ---------------------------------------------------------------- namespaces (stored statistics, no Spark)
+
+
+def _store_with(tmp_path: Path, *names: str) -> StatisticsStore:
+    store = StatisticsStore(tmp_path / "pushdown.db", tmp_path / "samples")
+    for name in names:
+        stats = {"columns": [{"name": "id", "type": "int"}], "row_count": 10 * len(name), "source": {"table": name}}
+        store.commit(name, stats, store.stage_sample(name, None))
+    return store
+
+
+def test_a_namespace_is_optional_unless_it_is_ambiguous(tmp_path: Path) -> None:
+    from service.optimize import OptimizeInput, OptimizeService
+
+    service = OptimizeService(_store_with(tmp_path, "sales.orders", "audit.orders", "items"))
+
+    def used(sql: str) -> list[tuple[str, str, int]]:
+        answer = service.optimize(OptimizeInput(sql=sql))
+        return [(u["table"], u["analyzed_table"], u["row_count"]) for u in answer["statistics"]]
+
+    # the SQL adapter keys its catalog by the bare name
+    assert used("SELECT id FROM sales.orders WHERE id > 1") == [("orders", "sales.orders", 120)]
+    assert used("SELECT id FROM Items WHERE id > 1") == [("Items", "items", 50)]
+    with pytest.raises(InputError) as refused:
+        used("SELECT id FROM orders WHERE id > 1")
+    assert refused.value.code == "ambiguous_table"
+    assert refused.value.detail == {"table": "orders", "candidates": ["audit.orders", "sales.orders"]}
+    with pytest.raises(InputError) as refused:
+        used("SELECT a.id FROM audit.orders a JOIN sales.orders s ON a.id = s.id")
+    assert refused.value.code == "ambiguous_table" and "same name in two namespaces" in refused.value.message
+
+
+def test_a_table_analyzed_without_files_has_no_fingerprint_to_check(tmp_path: Path) -> None:
+    from service.optimize import OptimizeInput, OptimizeService
+
+    answer = OptimizeService(_store_with(tmp_path, "items")).optimize(OptimizeInput(sql="SELECT id FROM items"))
+    (used,) = answer["statistics"]
+    assert used["fingerprint"] is None and used["source_changed"] is None and not answer["warnings"]
