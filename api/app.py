@@ -12,6 +12,7 @@ from api import routes, tables
 from api.errors import install_error_handling
 from api.history import install_history
 from api.models import OptimizeRequest
+from api.observability import install_observability
 from service import __version__
 from service.analyze import Analyzer, spark_session
 from service.jobs import JobRunner
@@ -49,6 +50,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes.router)
     app.include_router(tables.router)
     install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
+    install_observability(app)  # last: the outermost middleware (request id, metrics, access log), /metrics
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -212,7 +212,10 @@ class TableStatistics(BaseModel):
 class OptimizeResponse(BaseModel):
     model_config = _OPEN
 
-    request_id: str
+    request_id: str = Field(
+        description="This answer's id: the history's key, and X-Request-ID unless the caller set one."
+    )
+    client_request_id: str | None = Field(default=None, description="The caller's X-Request-ID, when it sent one.")
     context: Context | None = None
     plan: dict[str, Any] = Field(description="The rewritten plan.")
     sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+import fastapi_offline
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 
 from api.deps import HistoryDep, OptimizerDep, optimize_input, require_token
+from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
 from service.optimize import OptimizeInput
@@ -27,6 +30,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorResponse, "description": "Invalid request, plan, catalog, options or SQL; `path` says where."},
     501: {"model": ErrorResponse, "description": "SQL input is not available in this build."},
 }
+#: Swagger UI's files in the fastapi-offline package (a maintained copy of swagger-ui-dist).
+SWAGGER_DIR = Path(fastapi_offline.__file__).parent / "static"
+SWAGGER_ASSETS = frozenset({"swagger-ui-bundle.js", "swagger-ui.css", "favicon.png"})
 _REQUEST_BODY = {
     "requestBody": {
         "required": True,
@@ -54,12 +60,24 @@ async def optimize(
 ) -> JSONResponse:
     started = time.perf_counter()
     # The engine is CPU-bound: run it off the event loop so /healthz keeps answering.
-    answer = await run_in_threadpool(optimizer.optimize, body)
+    answer = await run_in_threadpool(optimizer.optimize, body, *_answer_ids(request))
+    observe_decisions(answer.get("decisions", ()))
     response = JSONResponse(answer)
     # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
     elapsed_ms = (time.perf_counter() - started) * 1000
     history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
     return response
+
+
+def _answer_ids(request: Request) -> tuple[str | None, str | None]:
+    """(the answer's own id, the caller's X-Request-ID): the same id when the service made it up.
+
+    A caller's id is not the answer's: callers reuse ids (retries), and the history keeps one answer per id.
+    """
+    request_id: str = request.state.request_id
+    if getattr(request.state, "request_id_from_caller", False):
+        return None, request_id
+    return request_id, None
 
 
 @router.get("/openapi.json", include_in_schema=False)
@@ -69,4 +87,19 @@ async def openapi(request: Request) -> JSONResponse:
 
 @router.get("/docs", include_in_schema=False)
 async def docs(request: Request) -> HTMLResponse:
-    return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{request.app.title} - docs")
+    """Swagger UI from the service's own assets: it renders with no internet access."""
+    return get_swagger_ui_html(
+        openapi_url="/openapi.json",
+        title=f"{request.app.title} - docs",
+        swagger_js_url="/docs/assets/swagger-ui-bundle.js",
+        swagger_css_url="/docs/assets/swagger-ui.css",
+        swagger_favicon_url="/docs/assets/favicon.png",
+    )
+
+
+@open_router.get("/docs/assets/{name}", include_in_schema=False)
+async def docs_asset(name: str) -> FileResponse:
+    """Swagger UI's script, stylesheet and icon, as the fastapi-offline package ships them; public files."""
+    if name not in SWAGGER_ASSETS:
+        raise HTTPException(404, f"no docs asset {name}")
+    return FileResponse(SWAGGER_DIR / name, headers={"Cache-Control": "public, max-age=86400"})

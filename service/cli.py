@@ -28,24 +28,74 @@ app = typer.Typer(
 EXIT_BAD_INPUT = 2
 
 
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version)
+    ] = False,
+) -> None:
+    """Cost-based filter-pushdown decisions: serve the HTTP API or optimize a request file."""
+
+
 @app.command()
 def serve(
-    host: Annotated[str | None, typer.Option(help="Interface to bind [default: PUSHDOWN_HOST or 127.0.0.1]")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to bind [default: PUSHDOWN_PORT or 8000]")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+    host: Annotated[str | None, typer.Option(help="Interface to bind (default: PUSHDOWN_HOST or 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (default: PUSHDOWN_PORT or 8000)")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, max=64, help="Processes to serve with (default: PUSHDOWN_WORKERS or 1)")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="Log level: debug, info, warning, error")] = "info",
+    log_format: Annotated[str | None, typer.Option(help="json or text (default: PUSHDOWN_LOG_FORMAT or json)")] = None,
 ) -> None:
-    """Serve the HTTP API (POST /optimize, GET /healthz, /docs) with uvicorn."""
+    """Serve the HTTP API (POST /optimize, GET /healthz, /metrics, /docs) with uvicorn.
+
+    With several workers each is a process of its own: they share the database (history, statistics),
+    and /metrics adds up all of them.
+    """
     import uvicorn
 
-    from api.app import create_app
+    from service.logs import log_config
 
     settings = Settings()
-    uvicorn.run(
-        create_app(settings),
-        host=host or settings.host,
-        port=settings.port if port is None else port,
-        log_level=log_level,
-    )
+    fmt = log_format or settings.log_format
+    if fmt not in ("json", "text"):
+        _fail(f"--log-format must be json or text, not {fmt!r}", "--log-format")
+    count = settings.workers if workers is None else workers
+    common: dict[str, Any] = {
+        "host": host or settings.host,
+        "port": settings.port if port is None else port,
+        "log_level": log_level.lower(),
+        "log_config": log_config(log_level, fmt),
+        "access_log": False,  # pushdown.access logs each request, with its id
+    }
+    if count > 1:
+        _share_metrics_between_processes()
+        # each worker builds its own app from the same environment
+        uvicorn.run("api.app:create_app", factory=True, workers=count, **common)
+        return
+    from api.app import create_app
+
+    uvicorn.run(create_app(settings), **common)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from service import __version__
+
+        typer.echo(f"pushdown {__version__}")
+        raise typer.Exit()
+
+
+def _share_metrics_between_processes() -> None:
+    """A fresh PROMETHEUS_MULTIPROC_DIR for the workers (the given one, emptied, or a new temporary one)."""
+    import os
+    import tempfile
+
+    directory = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or tempfile.mkdtemp(prefix="pushdown-metrics-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):  # values of an earlier run would be added to this one's
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
 
 
 @app.command()
@@ -236,9 +286,9 @@ def analyze(
     name: Annotated[str, typer.Option("--name", help="Name the statistics are stored and referenced under.")],
     fmt: Annotated[str, typer.Option("--format", help="parquet, csv, orc, json, or table")] = "parquet",
     sample_rows: Annotated[
-        int | None, typer.Option(min=0, help="Rows to sample [default: PUSHDOWN_ANALYZE_SAMPLE_ROWS or 100000]")
+        int | None, typer.Option(min=0, help="Rows to sample (default: PUSHDOWN_ANALYZE_SAMPLE_ROWS or 100000)")
     ] = None,
-    master: Annotated[str | None, typer.Option(help="Spark master [default: PUSHDOWN_SPARK_MASTER]")] = None,
+    master: Annotated[str | None, typer.Option(help="Spark master (default: PUSHDOWN_SPARK_MASTER)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored summary as JSON.")] = False,
 ) -> None:
     """Analyze a table with Spark (statistics, containers, a sample) and store it as a new version."""

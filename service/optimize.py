@@ -70,10 +70,13 @@ class OptimizeService:
         """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused)."""
         self.store = store
 
-    def optimize(self, request: OptimizeInput, request_id: str | None = None) -> dict[str, Any]:
+    def optimize(
+        self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
+    ) -> dict[str, Any]:
         """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept.
 
-        ``request_id``: the caller's (``X-Request-ID``); a new UUID when None.
+        ``request_id``: the answer's id (a new UUID when None); ``client_request_id``: the caller's own
+        ``X-Request-ID``, echoed in the answer when given.
         """
         given = request.catalog
         by_name = add_analyzed_tables(given, _tables_read(request), self.store, bare_keys=request.sql is not None)
@@ -89,7 +92,10 @@ class OptimizeService:
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics
-        return {"request_id": request_id or str(uuid.uuid4()), "context": request.context, **response}
+        ids = {"request_id": request_id or str(uuid.uuid4())}
+        if client_request_id is not None:
+            ids["client_request_id"] = client_request_id
+        return {**ids, "context": request.context, **response}
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire

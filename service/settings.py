@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -44,6 +45,8 @@ class Settings(BaseSettings):
     )
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1, le=64, description="Processes `pushdown serve` runs (sharing one database).")
+    log_format: Literal["json", "text"] = Field(default="json", description="`pushdown serve`'s log lines.")
     data_dir: Path = Field(
         default_factory=user_data_dir, description="The embedded SQLite database and the analyze jobs' samples."
     )
