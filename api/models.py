@@ -209,6 +209,34 @@ class TableStatistics(BaseModel):
     )
 
 
+class Comparison(BaseModel):
+    """A comparison that decided a step, with its labelled terms (docs/api.md#decisions)."""
+
+    kind: Literal["cost", "benefit", "derived"]
+    holds: bool
+    terms: dict[str, float | None]
+    text: str = Field(description="e.g. `1 - r = 0.9 <= p·r1 = 0.5 × 4 = 2`.")
+
+
+class SummaryStep(BaseModel):
+    operator: str | None = Field(description="Kind and id, e.g. `TableScan orders (n9)`.")
+    path: str | None = Field(default=None, description="Kinds from the root down to the operator.")
+    action: str
+    reason: str
+    decided_by: Comparison | None = None
+
+
+class PredicateSummary(BaseModel):
+    """One predicate: where it ended up and why (the decision log grouped per predicate)."""
+
+    predicate: str
+    final_position: str
+    scans_reached: list[str]
+    inferred: str | None = Field(default=None, description="How it was inferred, when the query did not state it.")
+    stopped: str = Field(description="The one reason it went no lower, with the numbers that decided.")
+    steps: list[SummaryStep]
+
+
 class OptimizeResponse(BaseModel):
     model_config = _OPEN
 
@@ -217,6 +245,7 @@ class OptimizeResponse(BaseModel):
     )
     client_request_id: str | None = Field(default=None, description="The caller's X-Request-ID, when it sent one.")
     context: Context | None = None
+    summary: list[PredicateSummary] = Field(default_factory=list, description="Per predicate, read first.")
     plan: dict[str, Any] = Field(description="The rewritten plan.")
     sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")
     substrait: dict[str, Any] | None = Field(

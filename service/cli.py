@@ -98,25 +98,62 @@ def _share_metrics_between_processes() -> None:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
 
 
+_Source = Annotated[
+    str | None,
+    typer.Argument(help="A POST /optimize request body as JSON (- for stdin), or a query in a file ending .sql."),
+]
+_Sql = Annotated[str | None, typer.Option("--sql", help="The query as text, instead of a file.")]
+_Catalog = Annotated[
+    Path | None,
+    typer.Option(
+        help="Catalog JSON (tables, columns, statistics); tables it lacks are looked up by name "
+        "among the analyzed tables."
+    ),
+]
+_Dialect = Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")]
+_Mode = Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")]
+
+
 @app.command()
 def optimize(
-    request_file: Annotated[
-        str | None,
-        typer.Argument(help="A POST /optimize request body as JSON (- for stdin), or a query in a file ending .sql."),
-    ] = None,
-    sql: Annotated[str | None, typer.Option("--sql", help="The query as text, instead of a file.")] = None,
-    catalog: Annotated[
-        Path | None,
-        typer.Option(
-            help="Catalog JSON (tables, columns, statistics); tables it lacks are looked up by name "
-            "among the analyzed tables."
-        ),
-    ] = None,
-    dialect: Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")] = None,
-    mode: Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")] = None,
+    request_file: _Source = None,
+    sql: _Sql = None,
+    catalog: _Catalog = None,
+    dialect: _Dialect = None,
+    mode: _Mode = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")] = False,
 ) -> None:
     """Optimize one request or query and print the explain, cost tables and decision log (and the SQL after)."""
+    response = _optimize(request_file, sql, catalog, dialect, mode)
+    typer.echo(json.dumps(response, indent=2) if as_json else render(response))
+
+
+@app.command()
+def explain(
+    request_file: _Source = None,
+    sql: _Sql = None,
+    catalog: _Catalog = None,
+    dialect: _Dialect = None,
+    mode: _Mode = None,
+    matrix: Annotated[bool, typer.Option("--matrix", help="Also print every (predicate, operator) row.")] = False,
+) -> None:
+    """Say per predicate where it ended up and why: the answer's ``summary``, then the plan after."""
+    from service.decision_summary import render_summary
+
+    response = _optimize(request_file, sql, catalog, dialect, mode)
+    parts = ["== predicates ==", render_summary(response.get("summary", [])) or "(no predicates)"]
+    parts += ["== plan after ==", response.get("explain", {}).get("after", "")]
+    if matrix:
+        decisions = [[d.get(h) for h in _DECISION_HEADERS] for d in response.get("decisions", [])]
+        parts += ["== decisions ==", format_table(_DECISION_HEADERS, decisions)]
+    parts += _statistics_lines(response)
+    typer.echo("\n".join(parts))
+
+
+def _optimize(
+    request_file: str | None, sql: str | None, catalog: Path | None, dialect: str | None, mode: str | None
+) -> dict[str, Any]:
+    """The answer for the command line's input, or exit 2 saying what is wrong and where."""
     from api.models import parse_optimize_request
     from service.optimize import OptimizeService, allow_deep_plans
 
@@ -133,20 +170,33 @@ def optimize(
     else:
         raw = _sql_request(source[0], catalog, dialect, mode)
     try:
-        from service.statistics import StatisticsStore  # a catalog may name tables analyzed before
+        from service.statistics import StatisticsStore  # the query's tables may be analyzed ones
 
         try:
             store: StatisticsStore | None = StatisticsStore.from_settings(settings)
         except ValueError:  # a store the command line cannot open: requests that name no table still work
             store = None
-        service = OptimizeService(store)
-        response = service.optimize(parse_optimize_request(raw, settings.max_json_depth))
+        return OptimizeService(store).optimize(parse_optimize_request(raw, settings.max_json_depth))
     except (InputError, PlanError) as exc:
         line, column = _sql_position(exc)
         if text is not None and line is not None:
             _fail_at_sql(exc.message, text, where, line, column)
         _fail(exc.message, exc.path)
-    typer.echo(json.dumps(response, indent=2) if as_json else render(response))
+
+
+def _statistics_lines(response: dict[str, Any]) -> list[str]:
+    """The analyzed tables the answer used, one line each."""
+    used = response.get("statistics") or []
+    if not used:
+        return []
+    lines = ["== statistics used =="]
+    for u in used:
+        changed = {True: ", SOURCE CHANGED since", False: "", None: ""}[u.get("source_changed")]
+        lines.append(
+            f"{u['table']}: {u['analyzed_table']} v{u['version']} analyzed {u['analyzed_at']}, "
+            f"{u.get('row_count')} rows, {u.get('sample_rows')} sampled{changed}"
+        )
+    return lines
 
 
 def _sql_source(request_file: str | None, sql: str | None) -> tuple[str, str] | None:
@@ -260,7 +310,11 @@ def render(response: dict[str, Any]) -> str:
     explain, cost = response.get("explain", {}), response.get("cost", {})
     decisions = [[d.get(h) for h in _DECISION_HEADERS] for d in response.get("decisions", [])]
     savings = cost.get("savings")
+    from service.decision_summary import render_summary
+
     parts = [
+        "== predicates ==",
+        render_summary(response.get("summary", [])) or "(no predicates)",
         "== explain before ==",
         explain.get("before", ""),
         "== explain after ==",
@@ -273,6 +327,7 @@ def render(response: dict[str, Any]) -> str:
         "== decisions ==",
         format_table(_DECISION_HEADERS, decisions),
     ]
+    parts += _statistics_lines(response)
     if response.get("warnings"):
         parts += ["== warnings ==", *(str(w) for w in response["warnings"])]
     if response.get("sql"):

@@ -22,6 +22,7 @@ from service.analyzed_tables import (
     tables_in_sql,
     used_statistics,
 )
+from service.decision_summary import summarize
 from service.errors import InputError
 from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog
 
@@ -95,7 +96,8 @@ class OptimizeService:
         ids = {"request_id": request_id or str(uuid.uuid4())}
         if client_request_id is not None:
             ids["client_request_id"] = client_request_id
-        return {**ids, "context": request.context, **response}
+        # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
+        return {**ids, "context": request.context, "summary": summarize(response), **response}
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
