@@ -65,7 +65,7 @@ async def optimize(
     response = JSONResponse(answer)
     # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
     elapsed_ms = (time.perf_counter() - started) * 1000
-    history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    history.record(body, answer, bytes(response.body), elapsed_ms, getattr(request.state, "raw_body", None))
     return response
 
 

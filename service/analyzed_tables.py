@@ -141,8 +141,9 @@ def add_analyzed_tables(
         refs[key] = {"ref": stored}
     if not refs:
         return catalog
-    base = catalog if isinstance(catalog, dict) else {}
-    tables = base.get("tables") if isinstance(base.get("tables"), dict) else {}
+    base: dict[str, Any] = catalog if isinstance(catalog, dict) else {}
+    given = base.get("tables")
+    tables: dict[str, Any] = given if isinstance(given, dict) else {}
     return {**base, "tables": {**tables, **refs}}
 
 

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from costmodel import PlanError
+from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
 from service.errors import InputError
 from service.settings import Settings
+
+__all__ = ["app", "format_table", "render"]
 
 app = typer.Typer(
     help="Cost-based filter-pushdown decisions: serve the HTTP API or optimize a request file.",
@@ -144,9 +146,9 @@ def explain(
     parts = ["== predicates ==", render_summary(response.get("summary", [])) or "(no predicates)"]
     parts += ["== plan after ==", response.get("explain", {}).get("after", "")]
     if matrix:
-        decisions = [[d.get(h) for h in _DECISION_HEADERS] for d in response.get("decisions", [])]
-        parts += ["== decisions ==", format_table(_DECISION_HEADERS, decisions)]
-    parts += _statistics_lines(response)
+        decisions = [[d.get(h) for h in DECISION_HEADERS] for d in response.get("decisions", [])]
+        parts += ["== decisions ==", format_table(DECISION_HEADERS, decisions)]
+    parts += statistics_lines(response)
     typer.echo("\n".join(parts))
 
 
@@ -182,21 +184,6 @@ def _optimize(
         if text is not None and line is not None:
             _fail_at_sql(exc.message, text, where, line, column)
         _fail(exc.message, exc.path)
-
-
-def _statistics_lines(response: dict[str, Any]) -> list[str]:
-    """The analyzed tables the answer used, one line each."""
-    used = response.get("statistics") or []
-    if not used:
-        return []
-    lines = ["== statistics used =="]
-    for u in used:
-        changed = {True: ", SOURCE CHANGED since", False: "", None: ""}[u.get("source_changed")]
-        lines.append(
-            f"{u['table']}: {u['analyzed_table']} v{u['version']} analyzed {u['analyzed_at']}, "
-            f"{u.get('row_count')} rows, {u.get('sample_rows')} sampled{changed}"
-        )
-    return lines
 
 
 def _sql_source(request_file: str | None, sql: str | None) -> tuple[str, str] | None:
@@ -262,77 +249,6 @@ def _fail_at_sql(message: str, text: str, where: str, line: int, column: int | N
             out.append("  " + " " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^")
     typer.echo("\n".join(out), err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
-
-
-# ---------------------------------------------------------------- text rendering
-
-_COST_HEADERS = ("operator", "id", "rows received", "rows emitted", "k", "cost")
-_DECISION_HEADERS = ("predicate", "operator", "action", "reason", "p", "r", "r1", "lhs", "rhs")
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.2f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Aligned plain text: numbers right-aligned, text left-aligned; stable when piped, unlike a terminal UI."""
-    cells = [[_number(v) for v in row] for row in rows]
-    numeric = [
-        all(isinstance(row[i], int | float) or row[i] in (None, "") for row in rows) for i in range(len(headers))
-    ]
-    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True))
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(row) for row in cells]
-    return "\n".join(text.rstrip() for text in out)
-
-
-def _cost_table(table: dict[str, Any]) -> str:
-    rows: list[list[Any]] = [
-        [n.get("operator"), n.get("id"), n.get("rows_in"), n.get("rows_out"), n.get("k"), n.get("cost")]
-        for n in table.get("nodes", [])
-    ]
-    rows.append(["total", "", "", "", "", table.get("total")])
-    return format_table(_COST_HEADERS, rows)
-
-
-def render(response: dict[str, Any]) -> str:
-    """The response as a person reads it: explain trees, cost tables with savings, then the decision log."""
-    explain, cost = response.get("explain", {}), response.get("cost", {})
-    decisions = [[d.get(h) for h in _DECISION_HEADERS] for d in response.get("decisions", [])]
-    savings = cost.get("savings")
-    from service.decision_summary import render_summary
-
-    parts = [
-        "== predicates ==",
-        render_summary(response.get("summary", [])) or "(no predicates)",
-        "== explain before ==",
-        explain.get("before", ""),
-        "== explain after ==",
-        explain.get("after", ""),
-        "== cost before ==",
-        _cost_table(cost.get("before", {})),
-        "== cost after ==",
-        _cost_table(cost.get("after", {})),
-        f"savings: {savings * 100:.1f}%" if isinstance(savings, int | float) else "savings: -",
-        "== decisions ==",
-        format_table(_DECISION_HEADERS, decisions),
-    ]
-    parts += _statistics_lines(response)
-    if response.get("warnings"):
-        parts += ["== warnings ==", *(str(w) for w in response["warnings"])]
-    if response.get("sql"):
-        parts += ["== sql after ==", response["sql"]]
-    return "\n".join(parts)
 
 
 @app.command()

@@ -216,7 +216,7 @@ def summarize(answer: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for rows in group(list(answer.get("decisions") or [])):
         first, last = rows[0], rows[-1]
-        steps = []
+        steps: list[dict[str, Any]] = []
         for i, row in enumerate(rows):
             decided = deciding(row, rows[i + 1] if i + 1 < len(rows) else None)
             op = ops.get(str(row.get("operator")))

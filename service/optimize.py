@@ -112,6 +112,7 @@ class OptimizeService:
             raise InputError(
                 "sql_unavailable", "SQL input is not available in this build; send a plan", "$.sql"
             ) from None
+        assert request.sql is not None  # the caller checked
         try:
             plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
             response = engine(plan, request.catalog, request.options)
@@ -129,6 +130,7 @@ class OptimizeService:
         """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
         from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
 
+        assert request.substrait is not None  # the caller checked
         try:
             plan = substrait_to_plan(request.substrait, request.catalog, root="$.substrait")
             response = engine(plan, request.catalog, request.options)

@@ -28,6 +28,7 @@ def quickstart_script(port: int) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # two Spark start-ups and an analyze job: minutes on a busy machine
 def test_the_readme_quickstart_runs_as_written(tmp_path: Path, clean_env: dict[str, str]) -> None:
     if not java_available():
         pytest.skip("no Java runtime: local Spark cannot start")
@@ -42,7 +43,7 @@ def test_the_readme_quickstart_runs_as_written(tmp_path: Path, clean_env: dict[s
         env=env,
         capture_output=True,
         text=True,
-        timeout=420,
+        timeout=560,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout
