@@ -42,6 +42,7 @@ def substrait_request() -> dict[str, Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # an install, a service and an analyze job with its own Spark
 def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
     tmp_path: Path, clean_env: dict[str, str], make_settings: Any
 ) -> None:
