@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import contextvars
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
 import fastapi_offline
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from api.deps import HistoryDep, OptimizerDep, optimize_input, require_token
+from api.deps import HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
 from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
-from service.optimize import OptimizeInput
+from service.history import HISTORY_HEADER
+from service.jsonguard import dumps_answer, number_overflow
+from service.optimize import OptimizeInput, OptimizeService
 
 #: Open to everyone, so load balancers can probe without the token.
 open_router = APIRouter()
@@ -27,8 +29,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Malformed JSON (detail has line and column)."},
     401: {"model": ErrorResponse, "description": "Missing or wrong bearer token."},
     413: {"model": ErrorResponse, "description": "Body larger than PUSHDOWN_MAX_BODY_BYTES."},
+    415: {"model": ErrorResponse, "description": "The body is not `application/json`."},
     422: {"model": ErrorResponse, "description": "Invalid request, plan, catalog, options or SQL; `path` says where."},
     501: {"model": ErrorResponse, "description": "SQL input is not available in this build."},
+    503: {"model": ErrorResponse, "description": "Longer than PUSHDOWN_REQUEST_TIME_LIMIT_S (`time_limit`)."},
 }
 #: Swagger UI's files in the fastapi-offline package (a maintained copy of swagger-ui-dist).
 SWAGGER_DIR = Path(fastapi_offline.__file__).parent / "static"
@@ -57,15 +61,20 @@ async def optimize(
     body: Annotated[OptimizeInput, Depends(optimize_input)],
     optimizer: OptimizerDep,
     history: HistoryDep,
-) -> JSONResponse:
+    runner: RunnerDep,
+) -> Response:
     started = time.perf_counter()
-    # The engine is CPU-bound: run it off the event loop so /healthz keeps answering.
-    answer = await run_in_threadpool(optimizer.optimize, body, *_answer_ids(request))
+    # CPU-bound, so off the event loop (/healthz keeps answering) and within the request's time limit.
+    ids = _answer_ids(request)
+    # the request's context (its id, for log lines) goes along into the worker thread
+    context = contextvars.copy_context()
+    answer, payload = await runner.run(context.run, _answer, optimizer, body, ids, deadline=request.state.deadline)
     observe_decisions(answer.get("decisions", ()))
-    response = JSONResponse(answer)
-    # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
+    response = Response(payload, media_type="application/json")
+    # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
     elapsed_ms = (time.perf_counter() - started) * 1000
-    history.record(body, answer, bytes(response.body), elapsed_ms, getattr(request.state, "raw_body", None))
+    outcome = await history.record(body, answer, payload, elapsed_ms, getattr(request.state, "raw_body", None))
+    response.headers[HISTORY_HEADER] = outcome
     return response
 
 
@@ -78,6 +87,18 @@ def _answer_ids(request: Request) -> tuple[str | None, str | None]:
     if getattr(request.state, "request_id_from_caller", False):
         return None, request_id
     return request_id, None
+
+
+def _answer(
+    optimizer: OptimizeService, body: OptimizeInput, ids: tuple[str | None, str | None]
+) -> tuple[dict[str, Any], bytes]:
+    """The answer and its JSON; a cost that overflowed to infinity is the request's fault (422 with a path)."""
+    request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
+    try:
+        answer = optimizer.optimize(body, *ids)
+    except OverflowError:
+        raise number_overflow(request) from None
+    return answer, dumps_answer(answer, request)
 
 
 @router.get("/openapi.json", include_in_schema=False)
