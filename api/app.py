@@ -17,6 +17,7 @@ from api.errors import install_error_handling
 from api.guard import install_hygiene
 from api.history import install_history
 from api.models import OptimizeRequest
+from api.observability import install_observability
 from api.shutdown import install_graceful_shutdown
 from costmodel.deadline import DeadlineExceeded
 from service import __version__
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
     _stop_background_work_at_shutdown(app)  # queued analyze jobs, the analyze Spark session
     install_graceful_shutdown(app, settings.shutdown_grace_s)  # SIGTERM: finish within the grace period
+    install_observability(app)  # last: the outermost middleware (request id, metrics, access log), /metrics
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

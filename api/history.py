@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse
 from api import dashboard
 from api.deps import HistoryDep, require_token
 from api.models import ErrorResponse
+from api.overview import overview
 from service.history import Filters, HistoryRecorder, HistoryStore, explain_tree
 from service.settings import Settings
 
@@ -68,11 +69,20 @@ async def list_optimizations(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Any:
-    result = await _read(history, lambda store: store.list(filters, limit, offset))
+    result = await _read(history, lambda store: _with_overview(store, *store.list(filters, limit, offset)))
     if isinstance(result, JSONResponse):
         return result
     items, total = result
     return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+
+def _with_overview(store: HistoryStore, items: list[dict[str, Any]], total: int) -> tuple[list[dict[str, Any]], int]:
+    """Each row with its query (or plan summary) and tables, read from the stored request and answer."""
+    out = []
+    for item in items:
+        record = store.get(str(item["id"])) or {}
+        out.append({**item, **overview(record.get("request") or {}, record.get("response") or {})})
+    return out, total
 
 
 @router.get(

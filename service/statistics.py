@@ -318,9 +318,13 @@ def sample_from_arrow(table: str, table_rows: float, data: pa.Table) -> Sample:
 
 
 def resolve_catalog(
-    catalog: dict[str, Any] | None, store: StatisticsStore | None
+    catalog: dict[str, Any] | None,
+    store: StatisticsStore | None,
+    used: list[tuple[str, StoredTable]] | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Sample]]:
     """Replace every ``{"ref": name, "version"?: n}`` table with the stored statistics; return the samples too.
+
+    ``used`` (when given) receives (name in the request, stored version) for every table resolved.
 
     Samples are keyed by the table's name in the request (the name the query uses), not the stored name.
     Keys the caller gives beside ``ref`` (e.g. ``indexes``) override the stored ones. Catalogs without
@@ -338,6 +342,8 @@ def resolve_catalog(
             resolved[query_name] = entry
             continue
         stored = _lookup(query_name, entry, store)
+        if used is not None:
+            used.append((query_name, stored))
         extra = {k: v for k, v in entry.items() if k not in ("ref", "version")}
         resolved[query_name] = {**stored.to_catalog(), **extra}
         sample = store.sample(stored) if store is not None else None
