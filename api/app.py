@@ -8,12 +8,13 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from api import routes, tables
+from api import feedback, routes, tables
 from api.errors import install_error_handling
 from api.history import install_history
 from api.models import OptimizeRequest
 from service import __version__
 from service.analyze import Analyzer, spark_session
+from service.feedback.use_case import FeedbackService
 from service.jobs import JobRunner
 from service.optimize import OptimizeService, allow_deep_plans
 from service.settings import Settings
@@ -49,6 +50,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes.router)
     app.include_router(tables.router)
     install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
+    app.state.feedback = FeedbackService(app.state.history, store)  # /feedback, and estimates learned from it
+    app.state.optimizer.feedback = app.state.feedback
+    app.include_router(feedback.router)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -23,6 +23,7 @@ STATUS_BY_CODE = {
     "body_too_large": 413,
     "sql_unavailable": 501,
     "statistics_unavailable": 503,
+    "history_unavailable": 503,
 }
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 

@@ -12,11 +12,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel import optimize_wire
 from service.errors import InputError
-from service.statistics import StatisticsStore, optimize_with_samples, resolve_catalog
+from service.statistics import StatisticsStore, optimize_with_samples, resolve_catalog, sample_sources
+
+if TYPE_CHECKING:
+    from service.feedback.use_case import FeedbackService
 
 logger = logging.getLogger(__name__)
 
@@ -46,21 +49,39 @@ class OptimizeInput:
 class OptimizeService:
     """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
 
-    def __init__(self, store: StatisticsStore | None = None) -> None:
-        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused)."""
+    def __init__(self, store: StatisticsStore | None = None, feedback: FeedbackService | None = None) -> None:
+        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused);
+        ``feedback``: observed selectivities of earlier runs (None: estimates never come from feedback)."""
         self.store = store
+        self.feedback = feedback
 
     def optimize(self, request: OptimizeInput) -> dict[str, Any]:
         """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept."""
+        from service.feedback.annotate import annotate, feedback_option
+
+        options, use_feedback = feedback_option(request.options)
         catalog, samples = resolve_catalog(request.catalog, self.store)  # stored statistics for {"ref": ...}
-        request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)
-        if request.sql is not None:
-            response = self._optimize_sql(request, engine)
-        elif request.substrait is not None:
-            response = self._optimize_substrait(request, engine)
-        else:
-            response = engine(request.plan, request.catalog, request.options)
+        resolved = replace(request, catalog=catalog, options=options)
+        learned = None
+        if use_feedback and self.feedback is not None:
+            from costmodel.estimate import DEFAULT_SOURCES
+
+            chain = sample_sources(samples) or DEFAULT_SOURCES
+            learned = self.feedback.source_for(request.catalog, request.context, chain)
+        front = (learned,) if learned is not None else ()
+        response = self._run(resolved, partial(optimize_with_samples, samples=samples, front=front))
+        if learned is not None and learned.details:  # feedback answered: say what it changed
+            annotate(response, self._run(resolved, partial(optimize_with_samples, samples=samples)), learned.details)
+        elif not use_feedback:
+            response["feedback"] = {"enabled": False}
         return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
+
+    def _run(self, request: OptimizeInput, engine: Callable[..., dict[str, Any]]) -> dict[str, Any]:
+        if request.sql is not None:
+            return self._optimize_sql(request, engine)
+        if request.substrait is not None:
+            return self._optimize_substrait(request, engine)
+        return engine(request.plan, request.catalog, request.options)
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire

@@ -202,8 +202,11 @@ def merge(graphs: Sequence[SparkGraph]) -> SparkGraph:
 def split_conjuncts(condition: str) -> list[str]:
     """A condition Spark printed, split at its top-level ANDs (Spark parenthesizes every binary operator).
 
-    >>> split_conjuncts("((isnotnull(b#6) AND (b#6 > 5)) AND (s#7 = a AND b))")
-    ['isnotnull(b#6)', '(b#6 > 5)', '(s#7 = a AND b)']
+    Spark prints string literals unquoted, so a literal holding " AND " splits wrongly: the counts of
+    predicates then differ and the node stays unmapped rather than mapped wrongly.
+
+    >>> split_conjuncts("((isnotnull(b#6) AND (b#6 > 5)) AND ((a#1 = 1) OR (a#1 = 2)))")
+    ['isnotnull(b#6)', '(b#6 > 5)', '((a#1 = 1) OR (a#1 = 2))']
     """
     text = condition.strip()
     if not (text.startswith("(") and _closing(text, 0) == len(text) - 1):

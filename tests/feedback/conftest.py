@@ -67,3 +67,11 @@ def register(spark: SparkSession, root: Path) -> None:
     """(Re)register the temp views: another test module may have used the names."""
     spark.read.parquet(str(root / "t")).createOrReplaceTempView("fb_t")
     spark.read.parquet(str(root / "u")).createOrReplaceTempView("fb_u")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each test that uses it runs on SQLite and on a fresh PostgreSQL database (tests/postgres.py)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{(tmp_path / 'history.db').as_posix()}"
+    return request.getfixturevalue("postgres").new_database()

@@ -1,0 +1,93 @@
+"""POST /feedback/{request_id} over real HTTP, on SQLite and PostgreSQL: checked, stored, replaced, retained."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from api.app import create_app
+from service.settings import Settings
+from tests.feedback.conftest import CATALOG
+
+Serve = Callable[[FastAPI], AbstractContextManager[str]]
+SQL = "SELECT s, count(*) AS n FROM fb_t WHERE b > 5 AND s LIKE 'x1%' GROUP BY s"
+
+
+@pytest.fixture
+def app(make_settings: Callable[..., Settings], store_url: str, tmp_path: Any) -> FastAPI:
+    return create_app(make_settings(data_dir=tmp_path / "data", database_url=store_url))
+
+
+def optimize(http: httpx.Client, run: str = "r1") -> dict[str, Any]:
+    context = {"pipeline": "p", "task": "t", "run": run}
+    response = http.post("/optimize", json={"sql": SQL, "catalog": CATALOG, "context": context})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def scan_id(answer: dict[str, Any]) -> str:
+    node = answer["plan"]
+    while node["op"] != "scan":
+        node = node["input"]
+    return node["id"]
+
+
+def test_feedback_is_checked_stored_and_replaced(serve: Serve, app: FastAPI) -> None:
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        answer = optimize(http)
+        scan = scan_id(answer)
+        request_id = answer["request_id"]
+
+        missing = http.post("/feedback/no-such-request", json={"nodes": [{"id": scan, "rows_out": 1}]})
+        assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+
+        bad_id = http.post(
+            f"/feedback/{request_id}", json={"nodes": [{"id": scan, "rows_out": 1}, {"id": "zz", "rows_out": 2}]}
+        )
+        assert bad_id.status_code == 422
+        assert bad_id.json()["path"] == "$.nodes[1].id" and scan in bad_id.json()["detail"]["nodes"]
+
+        negative = http.post(f"/feedback/{request_id}", json={"nodes": [{"id": scan, "rows_out": -3}]})
+        assert negative.status_code == 422 and negative.json()["path"] == "$.nodes[0].rows_out"
+        twice = http.post(f"/feedback/{request_id}", json={"nodes": [{"id": scan, "rows_out": 1}] * 2})
+        assert twice.status_code == 422 and twice.json()["path"] == "$.nodes[1].id"
+        extra = http.post(f"/feedback/{request_id}", json={"nodes": [{"id": scan, "rows_out": 1, "rows": 2}]})
+        assert extra.status_code == 422 and extra.json()["path"] == "$.nodes[0].rows"
+        store = app.state.feedback.store
+        assert store.get(request_id) is None  # nothing kept from a rejected body
+
+        first = http.post(f"/feedback/{request_id}", json={"nodes": [{"id": scan, "rows_out": 140, "rows_in": 2000}]})
+        assert first.status_code == 200, first.text
+        (row,) = first.json()["nodes"]
+        assert row["actual_rows"] == 140 and row["operator"] == "scan"
+        assert row["q_error"] == pytest.approx(
+            max(row["estimated_rows"], 140) / min(row["estimated_rows"], 140), rel=1e-3
+        )
+        assert first.json()["observations"] == 1
+
+        second = http.post(f"/feedback/{request_id}", json={"nodes": [{"id": scan, "rows_out": 150}]})
+        assert second.status_code == 200
+        assert store.get(request_id)["nodes"] == [{"id": scan, "rows_out": 150}]
+        (observation,) = [o for o in store.observations(["fb_t"]) if o.node_id == scan]
+        assert observation.rows_out == 150 and observation.rows_in == 2000  # rows_in: the table's row count
+
+
+def test_feedback_goes_with_its_record(serve: Serve, app: FastAPI) -> None:
+    """The history's retention deletes records; their feedback and observations go with them."""
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        answer = optimize(http)
+        posted = http.post(
+            f"/feedback/{answer['request_id']}", json={"nodes": [{"id": scan_id(answer), "rows_out": 5}]}
+        )
+        assert posted.status_code == 200
+    store = app.state.feedback.store
+    history = app.state.history.store
+    with history._connect() as con:
+        con.cursor().execute(history._backend.sql("DELETE FROM optimizations WHERE id = ?"), (answer["request_id"],))
+    assert store.get(answer["request_id"]) is None
+    assert store.observations(["fb_t"]) == []
