@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from costmodel.sample import Sample
+from service.database import MIGRATIONS, PostgresBackend, SQLiteBackend, apply_migrations
 from service.errors import InputError
 
 if TYPE_CHECKING:
@@ -45,22 +46,6 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 SAMPLE_CACHE_SIZE = 8
 #: Keys a ``{"ref": ...}`` catalog entry takes from the store; the caller's own keys beside ``ref`` win.
 WIRE_KEYS = ("columns", "row_count", "column_stats", "containers")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS table_versions (
-    name TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    stats_json TEXT NOT NULL,
-    sample_path TEXT,
-    PRIMARY KEY (name, version)
-);
-CREATE TABLE IF NOT EXISTS current_versions (
-    name TEXT PRIMARY KEY,
-    version INTEGER NOT NULL,
-    FOREIGN KEY (name, version) REFERENCES table_versions (name, version)
-);
-"""
 
 
 def check_name(name: str, path: str = "$.name") -> str:
@@ -110,16 +95,16 @@ class StatisticsStore:
     """Versioned statistics per table, in SQLite (default) or PostgreSQL; samples as Parquet files.
 
     Safe to share between threads: one connection per operation. The backends are the history
-    store's (``service.history``): the same URLs select them.
+    store's (``service.database``), and so is the schema: the same URLs select them.
     """
 
     def __init__(self, db_path: Path | None, samples_dir: Path, url: str | None = None) -> None:
-        from service.history import _Postgres, _SQLite
-
         self.db_path = Path(db_path) if db_path is not None else None
         self.samples_dir = Path(samples_dir)
         self.url = url
-        self._backend = _Postgres(url) if url is not None else _SQLite(self.db_path)
+        self._backend: SQLiteBackend | PostgresBackend = (
+            PostgresBackend(url) if url is not None else SQLiteBackend(self.db_path)  # type: ignore[arg-type]
+        )
         self._ready = False
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, int], Sample] = OrderedDict()
@@ -151,10 +136,7 @@ class StatisticsStore:
             ) from exc
         try:
             if not self._ready:
-                for statement in filter(str.strip, _SCHEMA.split(";")):
-                    con.execute(statement)
-                if self.db_path is None:
-                    con.commit()
+                apply_migrations(self._backend, MIGRATIONS)
                 self._ready = True
             yield con
         finally:

@@ -1,0 +1,88 @@
+"""Every table the service keeps, as one ordered list of migrations (history, statistics, and what comes next).
+
+To add or change a table: append ``Migration(<last version + 1>, "what and why", sqlite=(...), postgres=(...))``
+(or ``Migration.portable(...)`` when the SQL is the same on both) to ``MIGRATIONS`` below, and a test in
+tests/history/test_migrations.py that an older database gets it and keeps its rows. Never edit or reorder a
+migration that shipped: databases in the field have applied it already and will not run it again.
+
+Conventions: ``?`` placeholders are not used here (DDL only); timestamps are ``TEXT`` (ISO 8601, UTC) on SQLite
+and ``TIMESTAMPTZ`` on PostgreSQL; binary columns are ``BLOB`` / ``BYTEA``; a new column on a table that has rows
+needs a default (SQLite cannot add a NOT NULL column without one).
+"""
+
+from __future__ import annotations
+
+from service.database.migrations import Migration, check_order
+
+
+def _optimizations_table(timestamp: str) -> str:
+    return f"""CREATE TABLE optimizations (
+    id TEXT PRIMARY KEY,
+    created_at {timestamp} NOT NULL,
+    day TEXT NOT NULL,
+    pipeline TEXT,
+    task TEXT,
+    run TEXT,
+    input_form TEXT NOT NULL,
+    mode TEXT,
+    cost_before DOUBLE PRECISION NOT NULL,
+    cost_after DOUBLE PRECISION NOT NULL,
+    saved DOUBLE PRECISION NOT NULL,
+    savings DOUBLE PRECISION NOT NULL,
+    pushed INTEGER NOT NULL,
+    kept INTEGER NOT NULL,
+    blocked INTEGER NOT NULL,
+    sources TEXT NOT NULL,
+    model_version TEXT,
+    statistics_version TEXT,
+    duration_ms DOUBLE PRECISION,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL
+)"""
+
+
+_TALLIES_TABLE = """CREATE TABLE optimization_tallies (
+    optimization_id TEXT NOT NULL REFERENCES optimizations (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (optimization_id, kind, name)
+)"""
+
+_HISTORY_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS optimizations_created ON optimizations (created_at)",
+    "CREATE INDEX IF NOT EXISTS optimizations_day ON optimizations (day)",
+    "CREATE INDEX IF NOT EXISTS optimizations_pipeline_day ON optimizations (pipeline, task, day)",
+    "CREATE INDEX IF NOT EXISTS optimization_tallies_kind ON optimization_tallies (kind, name)",
+)
+
+# The statistics store created these itself before it used migrations: IF NOT EXISTS keeps such databases.
+_STATISTICS_TABLES = (
+    """CREATE TABLE IF NOT EXISTS table_versions (
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    stats_json TEXT NOT NULL,
+    sample_path TEXT,
+    PRIMARY KEY (name, version)
+)""",
+    """CREATE TABLE IF NOT EXISTS current_versions (
+    name TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    FOREIGN KEY (name, version) REFERENCES table_versions (name, version)
+)""",
+)
+
+#: Applied in order, each in its own transaction; never edit one that shipped, add the next.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "optimizations and their tallies",
+        sqlite=(_optimizations_table("TEXT"), _TALLIES_TABLE),
+        postgres=(_optimizations_table("TIMESTAMPTZ"), _TALLIES_TABLE),
+    ),
+    Migration.portable(2, "indexes for the dashboard's filters and series", *_HISTORY_INDEXES),
+    Migration.portable(3, "statistics: table versions and the current pointer", *_STATISTICS_TABLES),
+)
+
+check_order(MIGRATIONS)

@@ -1,0 +1,311 @@
+"""Where records live: SQLite or PostgreSQL (``service.database``), written in batches, read for the API.
+
+The schema is ``service.database.schema``'s; the store applies it on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+from service.database import MIGRATIONS, Backend, apply_migrations, backend_from_url, schema_version
+from service.history.record import SOURCE, Record
+from service.settings import Settings
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """What the read API narrows by; dates are inclusive UTC days."""
+
+    pipeline: str | None = None
+    task: str | None = None
+    date_from: date | None = None
+    date_to: date | None = None
+
+    def where(self, alias: str = "") -> tuple[str, list[Any]]:
+        prefix = f"{alias}." if alias else ""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (("pipeline", self.pipeline), ("task", self.task)):
+            if value is not None:
+                clauses.append(f"{prefix}{column} = ?")
+                params.append(value)
+        if self.date_from is not None:
+            clauses.append(f"{prefix}day >= ?")
+            params.append(self.date_from.isoformat())
+        if self.date_to is not None:
+            clauses.append(f"{prefix}day <= ?")
+            params.append(self.date_to.isoformat())
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+_SUMMARY_COLUMNS = (
+    "id, created_at, day, pipeline, task, run, input_form, mode, cost_before, cost_after, saved, savings, "
+    "pushed, kept, blocked, sources, model_version, statistics_version, duration_ms"
+)
+_INSERT = (
+    f"INSERT INTO optimizations ({_SUMMARY_COLUMNS}, request, response) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_TALLY = "INSERT INTO optimization_tallies (optimization_id, kind, name, n) VALUES (?, ?, ?, ?)"
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
+    return str(value)
+
+
+def _ratio(before: float, after: float) -> float:
+    return round(1 - after / before, 6) if before > 0 else 0.0
+
+
+class HistoryStore:
+    """Records in SQLite or PostgreSQL; safe from any thread.
+
+    Each thread keeps one connection (the writer thread, and the server's worker threads that read): opening
+    one per call would cost more than the write (closing SQLite's last connection checkpoints the WAL). A
+    connection that fails is closed and the next call opens a new one, so a database that comes back is used.
+    """
+
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
+        self._migrated = False
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._open: list[Any] = []
+
+    @classmethod
+    def from_url(cls, url: str) -> HistoryStore:
+        """``sqlite:///path`` or ``postgresql://...`` (``postgres://`` and ``postgresql+psycopg://`` too)."""
+        return cls(backend_from_url(url))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HistoryStore:
+        return cls.from_url(settings.database_url or f"sqlite:///{(settings.data_dir / 'pushdown.db').as_posix()}")
+
+    @property
+    def backend(self) -> str:
+        return self._backend.name
+
+    # ------------------------------------------------------------ schema
+
+    def migrate(self, upto: int | None = None) -> int:
+        """Apply the migrations not yet applied (up to ``upto``); returns the schema version now in place."""
+        return apply_migrations(self._backend, MIGRATIONS, upto)
+
+    def schema_version(self) -> int:
+        return schema_version(self._backend)
+
+    @contextlib.contextmanager
+    def _connect_raw(self) -> Iterator[Any]:
+        """This thread's connection, inside a transaction: committed on success, rolled back and dropped on error."""
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._backend.open()
+            self._local.con = con
+            with self._lock:
+                self._open.append(con)
+        try:
+            self._backend.begin(con)
+            yield con
+            self._backend.commit(con)
+        except BaseException:
+            self._local.con = None
+            with contextlib.suppress(Exception):
+                self._backend.rollback(con)
+            self._forget(con)
+            raise
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[Any]:
+        if not self._migrated:
+            with self._lock:
+                migrated = self._migrated
+            if not migrated:
+                self.migrate()
+                self._migrated = True
+        with self._connect_raw() as con:
+            yield con
+
+    def _forget(self, con: Any) -> None:
+        with self._lock:
+            if con in self._open:
+                self._open.remove(con)
+        with contextlib.suppress(Exception):
+            con.close()
+
+    def close(self) -> None:
+        """Close every thread's connection (threads that call again later open a new one)."""
+        with self._lock:
+            connections, self._open = self._open, []
+        for con in connections:
+            with contextlib.suppress(Exception):
+                con.close()
+        self._local = threading.local()
+
+    def _query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._connect() as con:
+            cur = con.cursor()
+            cur.execute(self._backend.sql(statement), tuple(params))
+            return list(cur.fetchall())
+
+    # ------------------------------------------------------------ writes
+
+    def add_many(self, records: Sequence[Record]) -> None:
+        """Write the records in one transaction; all or none."""
+        if not records:
+            return
+        rows = [
+            (
+                r.id,
+                self._backend.timestamp(r.created_at),
+                r.day,
+                r.pipeline,
+                r.task,
+                r.run,
+                r.input_form,
+                r.mode,
+                r.cost_before,
+                r.cost_after,
+                r.saved,
+                r.savings,
+                r.pushed,
+                r.kept,
+                r.blocked,
+                json.dumps(r.sources, sort_keys=True),
+                r.model_version,
+                None if r.statistics_version is None else json.dumps(r.statistics_version, sort_keys=True),
+                r.duration_ms,
+                r.request_json,
+                r.response_json,
+            )
+            for r in records
+        ]
+        tallies = [(r.id, kind, name, n) for r in records for kind, name, n in r.tallies]
+        with self._connect() as con:
+            cur = con.cursor()
+            cur.executemany(self._backend.sql(_INSERT), rows)
+            if tallies:
+                cur.executemany(self._backend.sql(_INSERT_TALLY), tallies)
+
+    def add(self, record: Record) -> None:
+        self.add_many([record])
+
+    # ------------------------------------------------------------ reads
+
+    def list(self, filters: Filters, limit: int = 50, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """The newest first, one page of summaries, and how many match in all."""
+        where, params = filters.where()
+        total = self._query(f"SELECT COUNT(*) FROM optimizations{where}", params)[0][0]
+        rows = self._query(
+            f"SELECT {_SUMMARY_COLUMNS} FROM optimizations{where} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+        return [self._summary(row) for row in rows], int(total)
+
+    def get(self, record_id: str) -> dict[str, Any] | None:
+        rows = self._query(f"SELECT {_SUMMARY_COLUMNS}, request, response FROM optimizations WHERE id = ?", [record_id])
+        if not rows:
+            return None
+        record = self._summary(rows[0][:-2])
+        record["request"] = json.loads(rows[0][-2])
+        record["response"] = json.loads(rows[0][-1])
+        tallies = self._query("SELECT kind, name, n FROM optimization_tallies WHERE optimization_id = ?", [record_id])
+        record["reasons"] = [
+            {"action": kind, "reason": name, "count": int(n)} for kind, name, n in sorted(tallies) if kind != SOURCE
+        ]
+        return record
+
+    def savings(self, filters: Filters, top: int = 10) -> dict[str, Any]:
+        """Totals, series by day, pipeline and task, the top kept/blocked reasons and the estimate sources."""
+        where, params = filters.where()
+        agg = (
+            "COUNT(*), COALESCE(SUM(cost_before), 0), COALESCE(SUM(cost_after), 0), "
+            "COALESCE(SUM(pushed), 0), COALESCE(SUM(kept), 0), COALESCE(SUM(blocked), 0)"
+        )
+        totals = self._group(self._query(f"SELECT {agg} FROM optimizations{where}", params)[0])
+        by_day = [
+            {"day": row[0], **self._group(row[1:])}
+            for row in self._query(f"SELECT day, {agg} FROM optimizations{where} GROUP BY day ORDER BY day", params)
+        ]
+        by_pipeline = [
+            {"pipeline": row[0], **self._group(row[1:])}
+            for row in self._query(
+                f"SELECT pipeline, {agg} FROM optimizations{where} GROUP BY pipeline "
+                "ORDER BY SUM(cost_before) - SUM(cost_after) DESC, pipeline",
+                params,
+            )
+        ]
+        by_task = [
+            {"pipeline": row[0], "task": row[1], **self._group(row[2:])}
+            for row in self._query(
+                f"SELECT pipeline, task, {agg} FROM optimizations{where} GROUP BY pipeline, task "
+                "ORDER BY SUM(cost_before) - SUM(cost_after) DESC, pipeline, task",
+                params,
+            )
+        ]
+        owhere, oparams = filters.where("o")
+        joined = "FROM optimization_tallies t JOIN optimizations o ON o.id = t.optimization_id"
+        kinds = " AND " if owhere else " WHERE "
+        reasons = [
+            {"action": kind, "reason": name, "count": int(n), "requests": int(requests)}
+            for kind, name, n, requests in self._query(
+                f"SELECT t.kind, t.name, SUM(t.n), COUNT(*) {joined}{owhere}{kinds}t.kind IN ('kept', 'blocked') "
+                "GROUP BY t.kind, t.name ORDER BY SUM(t.n) DESC, t.kind, t.name LIMIT ?",
+                [*oparams, top],
+            )
+        ]
+        sources = [
+            {"source": name, "count": int(n)}
+            for name, n in self._query(
+                f"SELECT t.name, SUM(t.n) {joined}{owhere}{kinds}t.kind = '{SOURCE}' "
+                "GROUP BY t.name ORDER BY SUM(t.n) DESC, t.name",
+                oparams,
+            )
+        ]
+        pipelines = [
+            row[0]
+            for row in self._query(
+                "SELECT DISTINCT pipeline FROM optimizations WHERE pipeline IS NOT NULL ORDER BY pipeline"
+            )
+        ]
+        return {
+            "totals": totals,
+            "by_day": by_day,
+            "by_pipeline": by_pipeline,
+            "by_task": by_task,
+            "reasons": reasons,
+            "sources": sources,
+            "pipelines": pipelines,
+        }
+
+    @staticmethod
+    def _group(row: Sequence[Any]) -> dict[str, Any]:
+        requests, before, after, pushed, kept, blocked = row
+        before, after = float(before), float(after)
+        return {
+            "requests": int(requests),
+            "cost_before": round(before, 4),
+            "cost_after": round(after, 4),
+            "saved": round(before - after, 4),
+            "savings": _ratio(before, after),
+            "pushed": int(pushed),
+            "kept": int(kept),
+            "blocked": int(blocked),
+        }
+
+    @staticmethod
+    def _summary(row: Sequence[Any]) -> dict[str, Any]:
+        names = [c.strip() for c in _SUMMARY_COLUMNS.split(",")]
+        record = dict(zip(names, row, strict=True))
+        record["created_at"] = _iso(record["created_at"])
+        record["sources"] = json.loads(record["sources"] or "{}")
+        version = record["statistics_version"]
+        record["statistics_version"] = None if version is None else json.loads(version)
+        return record

@@ -1,0 +1,173 @@
+"""Reading SQL: parse one query, check its tables, qualify its names.
+
+Errors carry the SQL position, so everything that can fail before a plan is
+built lives here: sqlglot's parse and tokenizer errors, tables missing from the
+catalog, and columns qualify cannot resolve.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
+from sqlglot.optimizer.qualify import qualify
+
+from service.sql.errors import SqlError
+
+
+def position(node: exp.Expression | None) -> tuple[int | None, int | None]:
+    """Line and column of the first token sqlglot recorded under ``node``."""
+    if node is None:
+        return None, None
+    for sub in node.walk():
+        meta = getattr(sub, "_meta", None) or {}
+        if "line" in meta:
+            # sqlglot's col is where the token ends; report where it starts.
+            width = (meta.get("end") or 0) - (meta.get("start") or 0)
+            return meta.get("line"), max(1, meta.get("col", 1) - width)
+    return None, None
+
+
+def unsupported(what: str, node: exp.Expression | None = None) -> SqlError:
+    line, col = position(node)
+    message = f"{what} cannot be translated faithfully into a plan"
+    return SqlError("unsupported", message, line, col, {"construct": what})
+
+
+@functools.lru_cache(maxsize=4096)
+def known_type(typ: str) -> str:
+    """``typ`` when sqlglot can read it as a Spark type, else "unknown"; cached: catalogs repeat."""
+    try:
+        exp.DataType.build(typ, dialect="spark")
+    except (SqlglotError, ValueError):
+        return "unknown"
+    return typ
+
+
+class Tables:
+    """The wire catalog, looked up case-insensitively (Spark names are)."""
+
+    def __init__(self, catalog: dict[str, Any] | None) -> None:
+        self.known = catalog is not None
+        self.by_lower: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+        if catalog is None:
+            return
+        if not isinstance(catalog, dict) or not isinstance(catalog.get("tables", {}), dict):
+            raise SqlError("invalid_catalog", 'catalog must be {"tables": {name: {"columns": [...]}}}')
+        for name, raw in (catalog.get("tables") or {}).items():
+            cols: list[tuple[str, str]] = []
+            for col in (raw or {}).get("columns", []) if isinstance(raw, dict) else []:
+                if isinstance(col, str):
+                    cols.append((col, "unknown"))
+                elif isinstance(col, dict) and isinstance(col.get("name"), str):
+                    cols.append((col["name"], str(col.get("type") or "unknown")))
+            self.by_lower[name.lower()] = (name, cols)
+
+    def lookup(self, table: exp.Table) -> str | None:
+        """The catalog key for a table reference, or None when absent."""
+        full = ".".join(p.name for p in table.parts).lower()
+        for key in (full, table.name.lower()):
+            if key in self.by_lower:
+                return self.by_lower[key][0]
+        return None
+
+    def schema(self) -> dict[str, dict[str, str]]:
+        """The catalog as sqlglot's qualify wants it."""
+        return {name: {col: known_type(typ) for col, typ in cols} for name, cols in self.by_lower.values()}
+
+    def columns_of(self, names: Sequence[str]) -> list[str]:
+        """``table.column`` for every column of the named tables (error detail)."""
+        out: list[str] = []
+        for name in names:
+            hit = self.by_lower.get(name.lower())
+            if hit:
+                out.extend(f"{hit[0]}.{c}" for c, _ in hit[1])
+        return out
+
+
+def parse_query(sql: str, dialect: str) -> exp.Query:
+    """The one query in ``sql``; anything else is a ``SqlError`` with its position."""
+    try:
+        sqlglot.Dialect.get_or_raise(dialect)
+    except ValueError as err:
+        raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except ParseError as err:
+        first = err.errors[0] if err.errors else {}
+        raise SqlError(
+            "parse_error", str(first.get("description") or err), first.get("line"), first.get("col")
+        ) from err
+    except TokenError as err:
+        line, col = _line_col(str(err))
+        raise SqlError("parse_error", str(err), line, col) from err
+    if len(statements) != 1:
+        raise SqlError("parse_error", f"expected exactly one statement, got {len(statements)}")
+    stmt = statements[0]
+    if not isinstance(stmt, exp.Query):
+        raise unsupported(f"{stmt.key.upper()} statement (only queries are supported)", stmt)
+    return stmt
+
+
+def _line_col(message: str) -> tuple[int | None, int | None]:
+    hit = re.search(r"Line:? (\d+), Col:? (\d+)", message)
+    return (int(hit.group(1)), int(hit.group(2))) if hit else (None, None)
+
+
+def check_tables(stmt: exp.Expression, tables: Tables) -> None:
+    """Refuse tables the catalog does not know (CTE names are fine)."""
+    if not tables.known:
+        return
+    cte_names = {cte.alias_or_name.lower() for cte in stmt.find_all(exp.CTE)}
+    for table in stmt.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        if not table.db and table.name.lower() in cte_names:
+            continue
+        if tables.lookup(table) is None:
+            line, col = position(table)
+            raise SqlError(
+                "unknown_table",
+                f"table {'.'.join(part.name for part in table.parts)} is not in the catalog",  # no alias
+                line,
+                col,
+                {"table": table.name, "available": sorted(v[0] for v in tables.by_lower.values())},
+            )
+
+
+def qualify_query(stmt: exp.Expression, tables: Tables, dialect: str, sql: str) -> exp.Expression:
+    """Qualify every column and expand stars; turn sqlglot's complaints into SqlErrors."""
+    try:
+        return qualify(
+            stmt,
+            schema=tables.schema() if tables.known else None,
+            dialect=dialect,
+            validate_qualify_columns=tables.known,
+            quote_identifiers=False,
+            sql=sql,
+        )
+    except OptimizeError as err:
+        message = str(err)
+        line, col = _line_col(message)
+        hit = re.search(r"Column '(.+?)' could not be resolved", message) or re.search(
+            r"Unknown column: (\S+)", message
+        )
+        if hit:
+            column = hit.group(1).strip('"`')
+            named = [c for c in stmt.find_all(exp.Column) if c.name.lower() == column.lower()]
+            if named:
+                line, col = position(named[0])
+            used = sorted({t.name for t in stmt.find_all(exp.Table)})
+            raise SqlError(
+                "unknown_column",
+                f"column {column} does not exist in {', '.join(used)}",
+                line,
+                col,
+                {"column": column, "available": tables.columns_of(used)},
+            ) from err
+        raise SqlError("invalid_query", message.split(". Line")[0], line, col) from err

@@ -1,0 +1,366 @@
+"""Expression -> wire: one sqlglot expression becomes one wire expression.
+
+Every handled node lists the options it may carry; an option the wire cannot
+carry is refused rather than dropped, so a translated expression always means
+what the SQL said.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from service.sql.common import INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
+from service.sql.errors import SqlError
+from service.sql.parse import position, unsupported
+
+Node = dict[str, Any]
+Expr = dict[str, Any]
+Subst = list[tuple[exp.Expression, Expr]]
+
+_BINARY: dict[type[exp.Expression], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "!=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.Like: "like",
+    exp.ILike: "ilike",
+    exp.RegexpLike: "rlike",
+    exp.IntDiv: "div",
+}
+
+# Function flags sqlglot sets from the dialect that do not change the rows
+# (Spark's COUNT returns BIGINT).
+_HARMLESS_FLAGS = ("big_int",)
+
+
+_BINARY_ARGS = frozenset({"this", "expression"})
+# Arguments each handled node may carry; any other argument set on it changes
+# meaning in a way the converter does not model, so it is refused.
+_ALLOWED_ARGS: dict[type[exp.Expression], frozenset[str]] = {
+    **{t: _BINARY_ARGS for t in _BINARY},
+    exp.Like: frozenset({"this", "expression", "negate"}),
+    exp.ILike: frozenset({"this", "expression", "negate"}),
+    exp.Is: frozenset({"this", "expression", "negate"}),
+    exp.Div: frozenset({"this", "expression", "typed", "safe"}),
+    exp.DPipe: frozenset({"this", "expression", "safe"}),
+    exp.Concat: frozenset({"expressions", "safe", "coalesce"}),
+    exp.And: _BINARY_ARGS,
+    exp.Or: _BINARY_ARGS,
+    exp.Not: frozenset({"this"}),
+    exp.Neg: frozenset({"this"}),
+    exp.Paren: frozenset({"this"}),
+    exp.Column: frozenset({"this", "table", "db", "catalog"}),
+    exp.Literal: frozenset({"this", "is_string"}),
+    exp.In: frozenset({"this", "expressions", "query"}),
+    exp.Between: frozenset({"this", "low", "high"}),
+    exp.Case: frozenset({"this", "ifs", "default"}),
+    exp.If: frozenset({"this", "true", "false"}),
+    exp.Extract: frozenset({"this", "expression"}),
+    exp.Exists: frozenset({"this"}),
+    exp.Cast: frozenset({"this", "to"}),
+    exp.TryCast: frozenset({"this", "to"}),
+    exp.Interval: frozenset({"this", "unit"}),
+    exp.TsOrDsToDate: frozenset({"this"}),
+    exp.Subquery: frozenset({"this", "order", "limit", "offset"}),
+}
+
+
+def guard(e: exp.Expression) -> None:
+    """Refuse a node that carries an option the converter would silently drop."""
+    allowed = _ALLOWED_ARGS.get(type(e))
+    if allowed is None:
+        return
+    for key, value in e.args.items():
+        if key not in allowed and value not in (None, False, [], ""):
+            raise unsupported(f"{e.key.upper()} with {key.upper()}", e)
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    """Calendar month arithmetic with end-of-month clamping (Spark's add_months)."""
+    total = day.year * 12 + day.month - 1 + months
+    year, month = divmod(total, 12)
+    last = calendar.monthrange(year, month + 1)[1]
+    return dt.date(year, month + 1, min(day.day, last))
+
+
+class ExprBuilder:
+    """Expression translation; ``query`` (subqueries) comes from the plan builder."""
+
+    ctes: dict[str, exp.CTE]
+
+    def query(self, q: exp.Expression, ctes: dict[str, exp.CTE]) -> Node:
+        raise NotImplementedError
+
+    def expr(
+        self,
+        e: exp.Expression,
+        subst: Subst | None = None,
+        skip_top: bool = False,
+        agg_ok: bool = False,
+        grouped: frozenset[str] = frozenset(),
+    ) -> Expr:
+        """One sqlglot expression -> wire expression, replacing ``subst`` matches by columns.
+
+        ``grouped``: the FROM aliases of an aggregating SELECT; above its
+        aggregate a column of theirs that is not a group key is an error, as in SQL.
+        """
+        subst = subst or []
+        if not skip_top:
+            for key, wire in subst:
+                if e == key:
+                    return dict(wire)
+
+        def sub(x: exp.Expression) -> Expr:
+            return self.expr(x, subst, grouped=grouped)
+
+        guard(e)
+        if e.args.get("negate") and isinstance(e, (exp.Like, exp.ILike, exp.Is)):
+            positive = e.copy()
+            positive.set("negate", None)
+            return {"fn": "not", "args": [self.expr(positive, subst, grouped=grouped)]}
+
+        if isinstance(e, exp.Paren):
+            return sub(e.this)
+        if isinstance(e, exp.Column):
+            if isinstance(e.this, exp.Star):
+                raise unsupported("qualified star outside the select list", e)
+            if e.table and e.table in grouped:
+                line, col = position(e)
+                raise SqlError(
+                    "invalid_query", f"column {e.sql()} must appear in GROUP BY or inside an aggregate", line, col
+                )
+            return {"col": ".".join(p.name for p in e.parts)}
+        if isinstance(e, exp.Literal):
+            return self._literal(e)
+        if isinstance(e, exp.Boolean):
+            return {"lit": bool(e.this), "type": "boolean"}
+        if isinstance(e, exp.Null):
+            return {"lit": None, "type": "null"}
+        if isinstance(e, exp.Neg):
+            inner = sub(e.this)
+            numeric = inner.get("type") in ("int", "bigint", "double", "decimal")
+            if "lit" in inner and numeric and isinstance(inner["lit"], (int, float)):
+                value = -inner["lit"]
+                out = {"lit": value, "type": inner["type"]}
+                if out["type"] == "bigint" and INT32_MIN <= value <= INT32_MAX:
+                    out["type"] = "int"
+                return out
+            return {"fn": "-", "args": [inner]}
+        if isinstance(e, (exp.Cast, exp.TryCast)):
+            return self._cast(e, sub)
+        if isinstance(e, (exp.Add, exp.Sub)) and (
+            isinstance(e.expression, exp.Interval) or isinstance(e.this, exp.Interval)
+        ):
+            return self._fold_interval(e, sub)
+        if isinstance(e, exp.Interval):
+            raise unsupported("INTERVAL outside date-literal arithmetic", e)
+        if isinstance(e, exp.Escape):
+            raise unsupported("LIKE ... ESCAPE", e)
+        if isinstance(e, (exp.And, exp.Or)):
+            op = "and" if isinstance(e, exp.And) else "or"
+            args: list[Expr] = []
+            for part in (e.this, e.expression):
+                w = sub(part)
+                if w.get("fn") == op:
+                    args.extend(w["args"])
+                else:
+                    args.append(w)
+            return {"fn": op, "args": args}
+        if isinstance(e, exp.DPipe):
+            args = []
+            for part in (e.this, e.expression):
+                w = sub(part)
+                args.extend(w["args"] if w.get("fn") == "concat" else [w])
+            return {"fn": "concat", "args": args}
+        if isinstance(e, exp.Concat):
+            if e.args.get("coalesce"):
+                raise unsupported("CONCAT that skips NULLs", e)
+            return {"fn": "concat", "args": [sub(x) for x in e.expressions]}
+        if type(e) in _BINARY:
+            if isinstance(e, exp.Div) and e.args.get("typed"):
+                raise unsupported("integer-typed division", e)
+            return {"fn": _BINARY[type(e)], "args": [sub(e.this), sub(e.expression)]}
+        if isinstance(e, exp.Not):
+            if isinstance(e.this, exp.Is) and isinstance(e.this.expression, exp.Null):
+                return {"fn": "is_not_null", "args": [sub(e.this.this)]}
+            return {"fn": "not", "args": [sub(e.this)]}
+        if isinstance(e, exp.Is):
+            if isinstance(e.expression, exp.Null):
+                return {"fn": "is_null", "args": [sub(e.this)]}
+            raise unsupported(f"IS {e.expression.sql()}", e)
+        if isinstance(e, exp.In):
+            return self._in(e, sub)
+        if isinstance(e, exp.Between):
+            if e.args.get("symmetric"):
+                raise unsupported("BETWEEN SYMMETRIC", e)
+            return {"fn": "between", "args": [sub(e.this), sub(e.args["low"]), sub(e.args["high"])]}
+        if isinstance(e, exp.Case):
+            operand = e.this
+            args = []
+            for branch in e.args.get("ifs") or []:
+                cond = branch.this
+                args.append({"fn": "=", "args": [sub(operand), sub(cond)]} if operand is not None else sub(cond))
+                args.append(sub(branch.args["true"]))
+            if e.args.get("default") is not None:
+                args.append(sub(e.args["default"]))
+            return {"fn": "case", "args": args}
+        if isinstance(e, exp.If):
+            args = [sub(e.this), sub(e.args["true"])]
+            if e.args.get("false") is not None:
+                args.append(sub(e.args["false"]))
+            return {"fn": "case", "args": args}
+        if isinstance(e, exp.Extract):
+            return {"fn": "extract", "args": [{"lit": e.this.name.lower(), "type": "string"}, sub(e.expression)]}
+        if isinstance(e, exp.Exists):
+            return {"subquery": self.query(e.this, self.ctes), "kind": "exists"}
+        if isinstance(e, exp.Subquery):
+            return {"subquery": self.query(e, self.ctes), "kind": "scalar"}
+        if isinstance(e, (exp.Any, exp.All)):
+            raise unsupported(f"{e.key.upper()} subquery comparison", e)
+        if isinstance(e, exp.Window):
+            raise unsupported("window function outside the SELECT list or ORDER BY", e)
+        if isinstance(e, exp.TsOrDsToDate) and not e.args.get("format"):
+            inner = sub(e.this)
+            if inner.get("type") == "date" or inner.get("fn") == "cast" and inner.get("type") == "date":
+                return inner
+            return {"fn": "cast", "args": [inner], "type": "date"}
+        if isinstance(e, exp.Func):
+            if isinstance(e, exp.AggFunc) and not (skip_top or agg_ok):
+                raise unsupported("aggregate function outside SELECT/HAVING/ORDER BY", e)
+            return self._function(e, sub)
+        raise unsupported(f"expression {e.key.upper()} ({e.sql()[:60]})", e)
+
+    @staticmethod
+    def _literal(e: exp.Literal) -> Expr:
+        if e.is_string:
+            return {"lit": e.this, "type": "string"}
+        text = e.this
+        if re.fullmatch(r"\d+", text):
+            value = int(text)
+            return {"lit": value, "type": "int" if value <= INT32_MAX else "bigint"}
+        if "e" in text.lower():
+            return {"lit": float(text), "type": "double"}
+        try:
+            exact = Decimal(text)
+        except InvalidOperation as err:
+            raise unsupported(f"numeric literal {text}", e) from err
+        as_float = float(text)
+        if Decimal(repr(as_float)) == exact:
+            return {"lit": as_float, "type": "decimal"}
+        return {"lit": text, "type": "decimal"}
+
+    def _cast(self, e: exp.Cast, sub: Any) -> Expr:
+        if e.args.get("format") or e.args.get("default") or e.args.get("action"):
+            raise unsupported("CAST with FORMAT/DEFAULT", e)
+        to: exp.DataType = e.args["to"]
+        typ = wire_type(to)
+        if isinstance(e.this, exp.Literal) and e.this.is_string and typ in ("date", "timestamp"):
+            text = e.this.this.strip()
+            try:
+                if typ == "date":
+                    return {"lit": dt.date.fromisoformat(text).isoformat(), "type": "date"}
+                dt.datetime.fromisoformat(text)
+                return {"lit": text, "type": "timestamp"}
+            except ValueError:
+                pass
+        return {"fn": "cast", "args": [sub(e.this)], "type": typ}
+
+    def _fold_interval(self, e: exp.Add | exp.Sub, sub: Any) -> Expr:
+        """``date 'X' +/- interval 'N' unit`` -> a date literal (the only interval form)."""
+        interval, base = (e.expression, e.this) if isinstance(e.expression, exp.Interval) else (e.this, e.expression)
+        if isinstance(e, exp.Sub) and interval is e.this:
+            raise unsupported("INTERVAL minus a date", e)
+        left = sub(base)
+        if left.get("type") != "date" or "lit" not in left:
+            raise unsupported("INTERVAL arithmetic on something other than a date literal", e)
+        amount_node = interval.this
+        unit = interval.args.get("unit")
+        text = amount_node.name if isinstance(amount_node, exp.Literal) else ""
+        parts = text.split()
+        if unit is None and len(parts) == 2:
+            text, unit_name = parts
+        else:
+            unit_name = unit.name if unit is not None else ""
+        unit_name = unit_name.lower().rstrip("s")
+        if not re.fullmatch(r"-?\d+", text.strip()) or unit_name not in ("day", "week", "month", "year"):
+            raise unsupported(f"INTERVAL {interval.sql()}", interval)
+        n = int(text) * (-1 if isinstance(e, exp.Sub) else 1)
+        day = dt.date.fromisoformat(left["lit"])
+        if unit_name == "day":
+            day = day + dt.timedelta(days=n)
+        elif unit_name == "week":
+            day = day + dt.timedelta(weeks=n)
+        elif unit_name == "month":
+            day = add_months(day, n)
+        else:
+            day = add_months(day, 12 * n)
+        return {"lit": day.isoformat(), "type": "date"}
+
+    def _in(self, e: exp.In, sub: Any) -> Expr:
+        if e.args.get("unnest") or e.args.get("field"):
+            raise unsupported("IN UNNEST", e)
+        query = e.args.get("query")
+        if query is not None:
+            target = e.this
+            args = [sub(x) for x in target.expressions] if isinstance(target, exp.Tuple) else [sub(target)]
+            inner = (
+                query.this
+                if isinstance(query, exp.Subquery) and not any(query.args.get(k) for k in ("order", "limit", "offset"))
+                else query
+            )
+            return {"subquery": self.query(inner, self.ctes), "kind": "in", "args": args}
+        return {"fn": "in", "args": [sub(e.this), *[sub(v) for v in e.expressions]]}
+
+    def _function(self, e: exp.Func, sub: Any) -> Expr:
+        """A named function: wire name + positional args, checked to rebuild identically."""
+        if isinstance(e, exp.Anonymous):
+            return {"fn": e.name.lower(), "args": [sub(x) for x in e.expressions]}
+        name = e.sql_name().lower()
+        if isinstance(e, exp.Count) and (e.this is None or isinstance(e.this, exp.Star)) and not e.expressions:
+            return {"fn": "count", "args": []}
+        distinct = False
+        positional: list[exp.Expression] = []
+        this = e.args.get("this")
+        if isinstance(this, exp.Distinct):
+            distinct = True
+            positional = list(this.expressions)
+            rebuilt_args: list[exp.Expression] = [exp.Distinct(expressions=[p.copy() for p in positional])]
+        else:
+            for key in e.arg_types:
+                value = e.args.get(key)
+                if value is None or value is False:
+                    continue
+                if isinstance(value, list):
+                    positional.extend(value)
+                elif isinstance(value, exp.Expression):
+                    positional.append(value)
+                elif key not in _HARMLESS_FLAGS:
+                    raise unsupported(f"function {name.upper()} with option {key}", e)
+            rebuilt_args = [p.copy() for p in positional]
+        try:
+            rebuilt = exp.func(name, *rebuilt_args)
+        except (SqlglotError, ValueError, TypeError, KeyError) as err:
+            raise unsupported(f"function {name.upper()}", e) from err
+        for flag in _HARMLESS_FLAGS:
+            if e.args.get(flag) is not None:
+                rebuilt.set(flag, e.args[flag])
+        if rebuilt != e:
+            raise unsupported(f"function {name.upper()} in this form", e)
+        out: Expr = {"fn": SQLGLOT_TO_WIRE_FN.get(name, name), "args": [sub(p) for p in positional]}
+        if distinct:
+            out["distinct"] = True
+        return out

@@ -1,0 +1,324 @@
+"""SELECT -> plan: WHERE, aggregation, HAVING, windows, projection, DISTINCT, ORDER BY.
+
+The plan shape for one SELECT is fixed bottom to top:
+scan/join tree -> filter (WHERE) -> aggregate -> filter (HAVING) -> window* ->
+project -> distinct -> sort -> limit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from sqlglot import exp
+
+from service.sql.parse import unsupported
+from service.sql.plan_expr import Expr, Node, Subst
+from service.sql.plan_query import QueryBuilder
+
+# Select arguments that change meaning and that the wire format cannot carry.
+_REFUSED_SELECT_ARGS: dict[str, str] = {
+    "laterals": "LATERAL VIEW",
+    "qualify": "QUALIFY",
+    "windows": "named WINDOW clause",
+    "pivots": "PIVOT",
+    "connect": "CONNECT BY",
+    "sort": "SORT BY",
+    "cluster": "CLUSTER BY",
+    "distribute": "DISTRIBUTE BY",
+    "into": "SELECT INTO",
+    "prewhere": "PREWHERE",
+    "sample": "TABLESAMPLE",
+    "match": "MATCH_RECOGNIZE",
+    "locks": "FOR UPDATE",
+    "exclude": "SELECT * EXCLUDE",
+}
+
+
+def _walk_scope(e: exp.Expression) -> Iterator[exp.Expression]:
+    """Nodes of ``e`` in this query scope: nested queries are not entered."""
+    yield e
+    for child in e.iter_expressions():
+        if isinstance(child, (exp.Query, exp.Subquery)):
+            continue
+        yield from _walk_scope(child)
+
+
+def _aggregates_in(e: exp.Expression) -> list[exp.AggFunc]:
+    """Aggregate calls of this scope; a window's own function is not one."""
+    found: list[exp.AggFunc] = []
+
+    def visit(node: exp.Expression, is_window_fn: bool) -> None:
+        if isinstance(node, (exp.Query, exp.Subquery)):
+            return
+        if isinstance(node, exp.AggFunc) and not is_window_fn:
+            found.append(node)
+            return
+        for child in node.iter_expressions():
+            visit(child, isinstance(node, exp.Window) and child is node.this)
+
+    visit(e, False)
+    return found
+
+
+def _windows_in(e: exp.Expression) -> list[exp.Window]:
+    return [n for n in _walk_scope(e) if isinstance(n, exp.Window)]
+
+
+class SelectBuilder(QueryBuilder):
+    """The SELECT block of the plan builder."""
+
+    def _select(self, sel: exp.Select, ctes: dict[str, exp.CTE]) -> Node:
+        for arg, what in _REFUSED_SELECT_ARGS.items():
+            if sel.args.get(arg):
+                raise unsupported(what, sel.args[arg] if isinstance(sel.args[arg], exp.Expression) else sel)
+        if sel.args.get("kind"):
+            raise unsupported(f"SELECT AS {sel.args['kind']}", sel)
+        distinct = sel.args.get("distinct")
+        if distinct is not None and distinct.args.get("on"):
+            raise unsupported("DISTINCT ON", distinct)
+
+        node = self._from_tree(sel, ctes)
+        where = sel.args.get("where")
+        if where is not None:
+            node = {"op": "filter", "predicate": self.expr(where.this), "input": node}
+
+        items = list(sel.expressions)
+        for item in items:
+            if isinstance(item.unalias(), exp.Star) or (
+                isinstance(item.unalias(), exp.Column) and isinstance(item.unalias().this, exp.Star)
+            ):
+                raise unsupported("SELECT * without a catalog", item)
+        names = [item.alias_or_name for item in items]
+        raws = [item.unalias() for item in items]
+        order = sel.args.get("order")
+        order_items = list(order.expressions) if order is not None else []
+        having = sel.args.get("having")
+        group = sel.args.get("group")
+
+        # ORDER BY may name a select alias; resolve those to the expression.
+        def order_input_expr(o: exp.Ordered) -> exp.Expression:
+            key = o.this
+            if isinstance(key, exp.Column) and not key.table and key.name in names:
+                return raws[names.index(key.name)]
+            return key
+
+        subst: Subst = []
+        used: set[str] = set(n.lower() for n in names)
+
+        def fresh(prefix: str) -> str:
+            i = 1
+            while f"{prefix}{i}" in used:
+                i += 1
+            used.add(f"{prefix}{i}")
+            return f"{prefix}{i}"
+
+        # -- aggregation
+        aggs: list[exp.AggFunc] = []
+        for e in [*raws, *([having.this] if having is not None else []), *(order_input_expr(o) for o in order_items)]:
+            for a in _aggregates_in(e):
+                if not any(a == seen for seen in aggs):
+                    aggs.append(a)
+        grouped: frozenset[str] = frozenset()
+        if group is not None or aggs:
+            sources = [sel.args["from_"].this, *(j.this for j in sel.args.get("joins") or [])]
+            grouped = frozenset(s.alias_or_name for s in sources)
+            node = self._aggregate(node, group, aggs, raws, names, subst, fresh)
+            if having is not None:
+                node = {"op": "filter", "predicate": self.expr(having.this, subst, grouped=grouped), "input": node}
+        elif having is not None:
+            raise unsupported("HAVING without aggregation", having)
+
+        # -- windows: one node per distinct (PARTITION BY, ORDER BY)
+        windows: list[exp.Window] = []
+        for e in [*raws, *(order_input_expr(o) for o in order_items)]:
+            for w in _windows_in(e):
+                if not any(w == seen for seen in windows):
+                    windows.append(w)
+        if windows:
+            node = self._windows(node, windows, raws, names, subst, fresh, grouped)
+
+        project: Node = {
+            "op": "project",
+            "exprs": [
+                {"expr": self.expr(r, subst, grouped=grouped), "as": n} for r, n in zip(raws, names, strict=True)
+            ],
+        }
+
+        # -- ORDER BY: above the project when every key is an output, else below it
+        out_keys: list[Expr] | None = []
+        for o in order_items:
+            key = o.this
+            name: str | None = None
+            if isinstance(key, exp.Column) and not key.table and key.name in names:
+                name = key.name
+            else:
+                for r, n in zip(raws, names, strict=True):
+                    if key == r:
+                        name = n
+                        break
+            if name is None:
+                out_keys = None
+                break
+            desc, nulls_first = bool(o.args.get("desc")), bool(o.args.get("nulls_first"))
+            out_keys.append({"expr": {"col": name}, "desc": desc, "nulls_first": nulls_first})
+
+        if order_items and out_keys is None:
+            if distinct is not None:
+                raise unsupported("ORDER BY an expression that is not in the SELECT DISTINCT list", order)
+            keys = [
+                {
+                    "expr": self.expr(order_input_expr(o), subst, grouped=grouped),
+                    "desc": bool(o.args.get("desc")),
+                    "nulls_first": bool(o.args.get("nulls_first")),
+                }
+                for o in order_items
+            ]
+            node = {"op": "sort", "keys": keys, "input": node}
+            node = self._limit(sel, node)
+            project["input"] = node
+            return project
+
+        project["input"] = node
+        node = project
+        if distinct is not None:
+            node = {"op": "distinct", "input": node}
+        if order_items:
+            node = {"op": "sort", "keys": out_keys, "input": node}
+        return self._limit(sel, node)
+
+    def _aggregate(
+        self,
+        node: Node,
+        group: exp.Group | None,
+        aggs: list[exp.AggFunc],
+        raws: list[exp.Expression],
+        names: list[str],
+        subst: Subst,
+        fresh: Any,
+    ) -> Node:
+        keys: list[Any] = []
+        if group is not None:
+            for arg in ("rollup", "cube", "grouping_sets", "totals"):
+                if group.args.get(arg):
+                    raise unsupported(f"GROUP BY {arg.upper().replace('_', ' ')}", group)
+            for g in group.expressions:
+                if isinstance(g, exp.Column):
+                    wire = self.expr(g)
+                    keys.append(wire)
+                    subst.append((g, wire))
+                    continue
+                if isinstance(g, exp.Literal):
+                    raise unsupported("GROUP BY a constant", g)
+                name = None
+                for r, n in zip(raws, names, strict=True):
+                    if r == g and not any(n == k.get("as") for k in keys if isinstance(k, dict)):
+                        name = n
+                        break
+                name = name or fresh("_g")
+                keys.append({"expr": self.expr(g), "as": name})
+                subst.append((g, {"col": name}))
+        outputs: list[Expr] = []
+        taken = {k["as"] for k in keys if "as" in k} | {k["col"].split(".")[-1] for k in keys if "col" in k}
+        for a in aggs:
+            name = None
+            for r, n in zip(raws, names, strict=True):
+                if r == a and n not in taken:
+                    name = n
+                    break
+            name = name or fresh("_a")
+            taken.add(name)
+            outputs.append({"expr": self.expr(a, agg_ok=True), "as": name})
+            subst.append((a, {"col": name}))
+        return {"op": "aggregate", "group_by": keys, "aggregates": outputs, "input": node}
+
+    def _windows(
+        self,
+        node: Node,
+        windows: list[exp.Window],
+        raws: list[exp.Expression],
+        names: list[str],
+        subst: Subst,
+        fresh: Any,
+        grouped: frozenset[str],
+    ) -> Node:
+        groups: dict[tuple[str, str], list[exp.Window]] = {}
+        for w in windows:
+            if w.args.get("alias") or not isinstance(w.this, exp.Func):
+                raise unsupported("named window reference", w)
+            if w.args.get("over") not in (None, "OVER") or w.args.get("first") is not None:
+                raise unsupported("this window form", w)
+            spec = (
+                "|".join(p.sql() for p in w.args.get("partition_by") or []),
+                w.args["order"].sql() if w.args.get("order") else "",
+            )
+            groups.setdefault(spec, []).append(w)
+        new_subst: Subst = []
+        for ws in groups.values():
+            first = ws[0]
+            fns: list[Expr] = []
+            for w in ws:
+                name = None
+                for r, n in zip(raws, names, strict=True):
+                    if r == w:
+                        name = n
+                        break
+                name = name or fresh("_w")
+                item: Expr = {"expr": self.expr(w.this, subst, skip_top=True, grouped=grouped), "as": name}
+                frame = self._frame(w.args.get("spec"))
+                if frame is not None:
+                    item["frame"] = frame
+                fns.append(item)
+                new_subst.append((w, {"col": name}))
+            order = first.args.get("order")
+            node = {
+                "op": "window",
+                "partition_by": [self.expr(p, subst, grouped=grouped) for p in first.args.get("partition_by") or []],
+                "order_by": [self._sort_key(o, subst, grouped=grouped) for o in (order.expressions if order else [])],
+                "functions": fns,
+                "input": node,
+            }
+        subst.extend(new_subst)
+        return node
+
+    @staticmethod
+    def _frame(spec: exp.Expression | None) -> dict[str, str] | None:
+        """A window frame as the wire extension ``{"kind", "start", "end"}``."""
+        if spec is None:
+            return None
+        if spec.args.get("exclude"):
+            raise unsupported("window frame EXCLUDE", spec)
+
+        def bound(value: Any, side: Any) -> str:
+            if isinstance(value, str):
+                text = value.lower()
+                if text == "current row":
+                    return text
+                if text == "unbounded":
+                    return f"unbounded {str(side).lower()}"
+            if isinstance(value, exp.Literal) and not value.is_string and re.fullmatch(r"\d+", value.this):
+                return f"{value.this} {str(side).lower()}"
+            raise unsupported("window frame bound that is not a literal row count", spec)
+
+        kind = str(spec.args.get("kind") or "").lower()
+        if kind not in ("rows", "range"):
+            raise unsupported(f"{kind.upper()} window frame", spec)
+        start = bound(spec.args.get("start"), spec.args.get("start_side"))
+        end = bound(spec.args.get("end"), spec.args.get("end_side")) if spec.args.get("end") else "current row"
+        return {"kind": kind, "start": start, "end": end}
+
+    def _sort_key(
+        self, o: exp.Ordered, subst: Subst, output_scope: bool = False, grouped: frozenset[str] = frozenset()
+    ) -> Expr:
+        key = o.this
+        if output_scope:
+            # Set-operation ORDER BY names the output columns of the first input.
+            key = key.transform(lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
+        return {
+            "expr": self.expr(key, subst, grouped=grouped),
+            "desc": bool(o.args.get("desc")),
+            "nulls_first": bool(o.args.get("nulls_first")),
+        }
+
+    # ---- expressions ---------------------------------------------------

@@ -1,0 +1,263 @@
+"""Blocks: a SELECT under construction, its output columns and how names resolve.
+
+A wire column ``q.c`` is resolved through a scope (``Col`` list) to the SQL
+expression that reaches it from the current block, so derived tables may
+rename columns without the plan knowing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from service.sql.errors import SqlError
+from service.sql.render_expr import (
+    Expr,
+    Node,
+    and_,
+    collect_refs,
+    column,
+    function,
+    ident,
+    literal,
+    ordered,
+    unique,
+    wrap_operand,
+)
+
+# Block stages, in SQL clause order.
+FROM, WHERE, AGG, HAVING, WINDOW, PROJECT, DISTINCT, ORDER, LIMIT, SETOP = range(10)
+
+
+@dataclass
+class Col:
+    """One output column of a block: its wire name and how SQL reaches it."""
+
+    qual: str | None
+    name: str
+    ref: exp.Expression
+    window: bool = False  # ref holds a window function
+
+
+@dataclass
+class Block:
+    """A SELECT under construction."""
+
+    select: exp.Expression
+    cols: list[Col]
+    stage: int
+    projected: bool = False
+    complete: bool = True  # cols lists every column (False: scan columns unknown)
+    sources: int = 1  # FROM items (tables/derived tables) joined in this block
+    out_names: list[str] = field(default_factory=list)
+
+
+class BlockRenderer:
+    """What every node renderer shares: dispatch, blocks, wrapping and name resolution."""
+
+    def __init__(self, plan: Node, catalog: dict[str, Any] | None) -> None:
+        self.refs: dict[str, list[str]] = {}
+        collect_refs(plan, self.refs)
+        self.tables: dict[str, list[str]] = {}
+        for name, raw in ((catalog or {}).get("tables") or {}).items():
+            cols = raw.get("columns", []) if isinstance(raw, dict) else []
+            self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
+        self.counter = itertools.count(1)
+
+    # ---- helpers -------------------------------------------------------
+    def fresh_alias(self) -> str:
+        return f"_t{next(self.counter)}"
+
+    @staticmethod
+    def child(node: Node, key: str) -> Node:
+        value = node.get(key)
+        if not isinstance(value, dict) or "op" not in value:
+            raise SqlError("invalid_plan", f"{node.get('op')} node {node.get('id', '')} needs a node under {key!r}")
+        return value
+
+    # ---- nodes ---------------------------------------------------------
+    def node(self, n: Node, outer: list[list[Col]]) -> Block:
+        """Render ``n``; ``outer`` are the enclosing scopes for correlated names."""
+        op = n.get("op")
+        method = getattr(self, f"op_{op}", None)
+        if method is None:
+            raise SqlError("invalid_plan", f"unknown node op {op!r}", detail={"id": n.get("id")})
+        return method(n, outer)
+
+    @staticmethod
+    def add_where(block: Block, pred: exp.Expression) -> None:
+        where = block.select.args.get("where")
+        block.select.set("where", exp.Where(this=and_([where.this, pred]) if where else pred))
+        block.stage = max(block.stage, WHERE)
+
+    # ---- blocks --------------------------------------------------------
+    def ensure_projected(self, block: Block) -> None:
+        """Give the block an explicit SELECT list (``*`` where that is exact)."""
+        if block.projected:
+            return
+        plain = [c for c in block.cols if isinstance(c.ref, exp.Column) and c.ref.name == c.name and not c.window]
+        quals = {c.qual for c in block.cols if c in plain}
+        names = [c.name.lower() for c in plain]
+        # ``*`` is exact when it cannot expose clashing names: one source, or
+        # every column known and every name distinct. Grouped blocks list keys.
+        one_source = len(quals) <= 1 and block.sources == 1
+        all_distinct = block.complete and len(set(names)) == len(names)
+        star_ok = block.stage not in (AGG, HAVING) and (one_source or all_distinct)
+        extras = [c for c in block.cols if c not in plain]
+        items: list[exp.Expression] = []
+        if star_ok and (plain or not block.complete or not block.cols):
+            items.append(exp.Star())
+            cols = plain
+            out = [c.name for c in plain]
+        else:
+            cols, out = [], []
+            extras = block.cols
+        taken = {c.name.lower() for c in cols}
+        for c in extras:
+            name = c.name
+            if name.lower() in taken:
+                name = unique(f"{c.qual}_{c.name}" if c.qual else c.name, taken)
+            taken.add(name.lower())
+            if isinstance(c.ref, exp.Column) and c.ref.name == name:
+                items.append(c.ref.copy())
+            else:
+                items.append(exp.Alias(this=c.ref.copy(), alias=ident(name)))
+            cols.append(c)
+            out.append(name)
+        if not items:
+            items.append(exp.Star())
+        block.select.set("expressions", items)
+        block.cols = [Col(c.qual, c.name, column(o)) for c, o in zip(cols, out, strict=True)]
+        block.out_names = out
+        block.projected = True
+        block.stage = max(block.stage, PROJECT)
+
+    @staticmethod
+    def dedupe_outputs(block: Block) -> None:
+        """Duplicate output names become name_2, ... so a derived table can expose them."""
+        taken: set[str] = set()
+        for i, name in enumerate(block.out_names):
+            if name.lower() not in taken:
+                taken.add(name.lower())
+                continue
+            new = unique(name, taken)
+            taken.add(new.lower())
+            block.out_names[i] = new
+            item = block.select.expressions[i]
+            block.select.expressions[i].replace(exp.Alias(this=item.unalias().copy(), alias=ident(new)))
+
+    def finish(self, block: Block) -> exp.Expression:
+        """The block as a complete query."""
+        if block.stage == SETOP:
+            return block.select
+        self.ensure_projected(block)
+        return block.select
+
+    def wrap(self, block: Block, alias: str | None = None, columns: list[str] | None = None) -> Block:
+        """Turn the block into a derived table and start a new block over it."""
+        query = self.finish(block)
+        if block.stage != SETOP:
+            self.dedupe_outputs(block)
+        star = (
+            isinstance(query, exp.Select) and len(query.expressions) == 1 and isinstance(query.expressions[0], exp.Star)
+        )
+        quals = {c.qual for c in block.cols}
+        name = alias
+        keep_qual = False
+        if name is None and star and len(quals) == 1 and None not in quals:
+            name = next(iter(quals))
+            keep_qual = True
+        name = name or self.fresh_alias()
+        if columns is not None and len(columns) != len(block.cols):
+            raise SqlError("invalid_plan", f"alias {alias} lists {len(columns)} columns for {len(block.cols)}")
+        table_alias = exp.TableAlias(this=ident(name))
+        if columns:
+            table_alias.set("columns", [ident(c) for c in columns])
+        sub = exp.Subquery(this=query, alias=table_alias)
+        cols: list[Col] = []
+        for i, c in enumerate(block.cols):
+            sql_name = columns[i] if columns else block.out_names[i]
+            wire_name = columns[i] if columns else c.name
+            qual = alias if alias is not None else (c.qual if not keep_qual else name)
+            cols.append(Col(qual, wire_name, column(sql_name, name)))
+        return Block(
+            select=exp.Select(from_=exp.From(this=sub)),
+            cols=cols,
+            stage=FROM,
+            complete=block.complete or not star,
+        )
+
+    # ---- names ---------------------------------------------------------
+    @staticmethod
+    def matches(ref: str, col: Col) -> bool:
+        if "." in ref:
+            qual, name = ref.rsplit(".", 1)
+            return col.qual is not None and col.qual.lower() == qual.lower() and col.name.lower() == name.lower()
+        return col.name.lower() == ref.lower()
+
+    def lookup(self, ref: str, cols: list[Col]) -> Col | None:
+        hits = [c for c in cols if self.matches(ref, c)]
+        if len(hits) > 1 and "." not in ref:
+            unqualified = [c for c in hits if c.qual is None]
+            hits = unqualified or hits
+        if not hits:
+            return None
+        first = hits[0]
+        if any(h.ref != first.ref for h in hits[1:]):
+            raise SqlError("invalid_plan", f"column {ref} is ambiguous", detail={"column": ref})
+        return first
+
+    def resolve(self, ref: str, scopes: list[list[Col]]) -> exp.Expression:
+        for cols in scopes:
+            hit = self.lookup(ref, cols)
+            if hit is not None:
+                return hit.ref.copy()
+        # Without a catalog a bare name may belong to a scan we could not list.
+        if "." not in ref:
+            return column(ref)
+        qual, name = ref.rsplit(".", 1)
+        known = sorted({f"{c.qual}.{c.name}" if c.qual else c.name for cols in scopes for c in cols})
+        raise SqlError(
+            "unknown_column",
+            f"column {ref} is not produced below this node",
+            detail={"column": ref, "available": known},
+        )
+
+    # ---- expressions ---------------------------------------------------
+    def sort_key(self, key: Expr, scope: list[list[Col]]) -> exp.Expression:
+        return ordered(self.expr(key.get("expr"), scope), key)
+
+    def expr(self, e: Any, scope: list[list[Col]]) -> exp.Expression:
+        """Wire expression -> sqlglot expression, names resolved in ``scope``."""
+        if not isinstance(e, dict):
+            raise SqlError("invalid_plan", f"an expression must be an object, got {e!r}")
+        if "col" in e:
+            return self.resolve(str(e["col"]), scope)
+        if "lit" in e:
+            return literal(e)
+        if "subquery" in e:
+            return self.subquery(e, scope)
+        fn = e.get("fn")
+        if not isinstance(fn, str):
+            raise SqlError("invalid_plan", f"unknown expression {e!r}")
+        fn_l = fn.lower()
+        args = [self.expr(a, scope) for a in e.get("args") or []]
+        return function(fn_l, args, e)
+
+    def subquery(self, e: Expr, scope: list[list[Col]]) -> exp.Expression:
+        block = self.node(e["subquery"], scope)
+        if e.get("kind") == "exists":
+            return exp.Exists(this=self.finish(block))
+        query = self.finish(block)
+        if e.get("kind") == "in":
+            targets = [self.expr(a, scope) for a in e.get("args") or []]
+            if not targets:
+                raise SqlError("invalid_plan", "an IN subquery needs args [x]")
+            target = targets[0] if len(targets) == 1 else exp.Tuple(expressions=targets)
+            return exp.In(this=wrap_operand(target, 5), query=exp.Subquery(this=query))
+        if e.get("kind", "scalar") != "scalar":
+            raise SqlError("invalid_plan", f"unknown subquery kind {e.get('kind')!r}")
+        return exp.Subquery(this=query)

@@ -1,0 +1,313 @@
+"""Wire expression pieces -> sqlglot: operators, literals, frames, identifiers.
+
+Operands are parenthesised by binding strength, literals keep their wire type in
+every dialect, and identifiers are quoted only when they must be, so the text
+reads as a person would write it and parses back to the same meaning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from decimal import Decimal
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from service.sql.common import WIRE_TO_SQLGLOT_FN, sqlglot_type
+from service.sql.errors import SqlError
+
+Node = dict[str, Any]
+Expr = dict[str, Any]
+
+CMP: dict[str, type[exp.Expression]] = {
+    "=": exp.EQ,
+    "!=": exp.NEQ,
+    "<>": exp.NEQ,
+    "<": exp.LT,
+    "<=": exp.LTE,
+    ">": exp.GT,
+    ">=": exp.GTE,
+    "like": exp.Like,
+    "ilike": exp.ILike,
+    "rlike": exp.RegexpLike,
+}
+ARITH: dict[str, type[exp.Expression]] = {
+    "+": exp.Add,
+    "-": exp.Sub,
+    "*": exp.Mul,
+    "%": exp.Mod,
+    "div": exp.IntDiv,
+}
+
+# Binding strength, loosest first; used to parenthesise operands.
+PREC: dict[type[exp.Expression], int] = {
+    exp.Or: 1,
+    exp.And: 2,
+    exp.Not: 3,
+    **{t: 4 for t in CMP.values()},
+    exp.In: 4,
+    exp.Between: 4,
+    exp.Is: 4,
+    exp.DPipe: 5,
+    exp.Add: 6,
+    exp.Sub: 6,
+    exp.Mul: 7,
+    exp.Div: 7,
+    exp.Mod: 7,
+    exp.IntDiv: 7,
+    exp.Neg: 8,
+}
+
+
+def prec(e: exp.Expression) -> int:
+    return PREC.get(type(e), 10)
+
+
+def wrap_operand(e: exp.Expression, parent_prec: int, strict: bool = False) -> exp.Expression:
+    """Parenthesise ``e`` when it binds looser than its parent operator."""
+    p = prec(e)
+    if p < parent_prec or (strict and p == parent_prec):
+        return exp.Paren(this=e)
+    return e
+
+
+def ident(name: str) -> exp.Identifier:
+    """An identifier, quoted only when the name is not a plain lower-case word."""
+    safe = name.isidentifier() and name == name.lower() and name.upper() not in KEYWORDS
+    return exp.Identifier(this=name, quoted=not safe)
+
+
+KEYWORDS = {k.upper() for k in sqlglot.tokens.Tokenizer.KEYWORDS} | {
+    "DATE",
+    "TIMESTAMP",
+    "ORDER",
+    "GROUP",
+    "USER",
+    "VALUE",
+    "YEAR",
+    "MONTH",
+    "DAY",
+    "KEY",
+    "TIME",
+    "INTERVAL",
+}
+
+
+def column(name: str, table: str | None = None) -> exp.Column:
+    return exp.Column(this=ident(name), table=ident(table) if table else None)
+
+
+def collect_refs(plan: Any, out: dict[str, list[str]]) -> None:
+    """Every ``q.c`` column reference in the plan, grouped by qualifier."""
+    if isinstance(plan, dict):
+        col = plan.get("col")
+        if isinstance(col, str) and "." in col:
+            qual, name = col.rsplit(".", 1)
+            names = out.setdefault(qual.lower(), [])
+            if name not in names:
+                names.append(name)
+        for value in plan.values():
+            collect_refs(value, out)
+    elif isinstance(plan, list):
+        for value in plan:
+            collect_refs(value, out)
+
+
+def refs_in(value: Any) -> list[str]:
+    found: dict[str, list[str]] = {}
+    collect_refs(value, found)
+    out = [f"{q}.{n}" for q, names in found.items() for n in names]
+
+    def bare(v: Any) -> None:
+        if isinstance(v, dict):
+            if isinstance(v.get("col"), str) and "." not in v["col"]:
+                out.append(v["col"])
+            for x in v.values():
+                bare(x)
+        elif isinstance(v, list):
+            for x in v:
+                bare(x)
+
+    bare(value)
+    return out
+
+
+def conjuncts(pred: Any) -> list[Any]:
+    """A wire predicate's top-level AND parts, nested ``and`` calls flattened."""
+    if isinstance(pred, dict) and pred.get("fn") == "and":
+        return [part for arg in pred.get("args") or [] for part in conjuncts(arg)]
+    return [pred]
+
+
+def has_subquery(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "subquery" in value or any(has_subquery(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_subquery(v) for v in value)
+    return False
+
+
+def unique(name: str, taken: set[str]) -> str:
+    if name.lower() not in taken:
+        return name
+    for i in itertools.count(2):
+        candidate = f"{name}_{i}"
+        if candidate.lower() not in taken:
+            return candidate
+    raise AssertionError("unreachable")
+
+
+def and_(preds: list[exp.Expression]) -> exp.Expression:
+    out = wrap_operand(preds[0], 2)
+    for p in preds[1:]:
+        out = exp.And(this=out, expression=wrap_operand(p, 2))
+    return out
+
+
+def ordered(e: exp.Expression, key: Expr) -> exp.Expression:
+    return exp.Ordered(this=e, desc=bool(key.get("desc")), nulls_first=bool(key.get("nulls_first")))
+
+
+def frame(frame: Any) -> exp.Expression | None:
+    """The wire frame extension ``{"kind", "start", "end"}`` as a sqlglot WindowSpec."""
+    if not frame:
+        return None
+
+    def bound(text: str) -> tuple[Any, Any]:
+        words = str(text).lower().split()
+        if words == ["current", "row"]:
+            return "CURRENT ROW", None
+        if len(words) == 2 and words[1] in ("preceding", "following"):
+            value: Any = "UNBOUNDED" if words[0] == "unbounded" else exp.Literal.number(int(words[0]))
+            return value, words[1].upper()
+        raise SqlError("invalid_plan", f"bad window frame bound {text!r}")
+
+    start, start_side = bound(frame.get("start", "unbounded preceding"))
+    end, end_side = bound(frame.get("end", "current row"))
+    kind = str(frame.get("kind", "rows")).upper()
+    return exp.WindowSpec(kind=kind, start=start, start_side=start_side, end=end, end_side=end_side)
+
+
+def literal(e: Expr) -> exp.Expression:
+    value = e["lit"]
+    typ = str(e.get("type") or "").lower()
+    if value is None:
+        if typ in ("", "null"):
+            return exp.Null()
+        return exp.Cast(this=exp.Null(), to=sqlglot_type(typ))
+    if typ == "boolean" or isinstance(value, bool):
+        return exp.Boolean(this=bool(value))
+    if typ in ("date", "timestamp"):
+        return exp.Cast(this=exp.Literal.string(str(value)), to=sqlglot_type(typ))
+    if typ == "string" or isinstance(value, str) and typ not in ("decimal", "double", "int", "bigint"):
+        return exp.Literal.string(str(value))
+    if typ in ("int", "bigint", "smallint", "tinyint") or (isinstance(value, int) and typ == ""):
+        number = signed(str(abs(int(value))), int(value) < 0)
+        if typ == "bigint" and -(2**31) <= int(value) < 2**31:
+            return exp.Cast(this=number, to=sqlglot_type("bigint"))
+        return number
+    if typ in ("double", "float"):
+        f = float(value)
+        if math.isnan(f) or math.isinf(f):
+            return exp.Cast(this=exp.Literal.string(str(f)), to=sqlglot_type("double"))
+        text = repr(abs(f))
+        if "e" not in text:
+            text += "E0"
+        return signed(text, f < 0)
+    # decimal (or an untyped float): plain positional notation keeps it DECIMAL in Spark.
+    text = format(Decimal(str(value)), "f")
+    return signed(text.lstrip("-"), text.startswith("-"))
+
+
+def signed(digits: str, negative: bool) -> exp.Expression:
+    """A numeric literal from unsigned digits; negatives are parenthesised ``(-3)``."""
+    number = exp.Literal.number(digits)
+    return exp.Paren(this=exp.Neg(this=number)) if negative else number
+
+
+def function(fn: str, args: list[exp.Expression], e: Expr) -> exp.Expression:
+    """A wire operator or function call as sqlglot, operands parenthesised by precedence."""
+    n = len(args)
+
+    def need(count: int) -> None:
+        if n != count:
+            raise SqlError("invalid_plan", f"{fn} takes {count} arguments, got {n}")
+
+    if fn in CMP:
+        need(2)
+        return CMP[fn](this=wrap_operand(args[0], 5), expression=wrap_operand(args[1], 5))
+    if fn == "-" and n == 1:
+        return exp.Neg(this=wrap_operand(args[0], 8))
+    if fn in ARITH:
+        need(2)
+        p = PREC[ARITH[fn]]
+        return ARITH[fn](this=wrap_operand(args[0], p), expression=wrap_operand(args[1], p, strict=True))
+    if fn == "/":
+        need(2)
+        return exp.Div(
+            this=wrap_operand(args[0], 7), expression=wrap_operand(args[1], 7, strict=True), typed=False, safe=True
+        )
+    if fn in ("and", "or"):
+        if n == 0:
+            raise SqlError("invalid_plan", f"{fn} needs arguments")
+        kind = exp.And if fn == "and" else exp.Or
+        p = PREC[kind]
+        out = wrap_operand(args[0], p)
+        for a in args[1:]:
+            out = kind(this=out, expression=wrap_operand(a, p))
+        return out
+    if fn == "not":
+        need(1)
+        return exp.Not(this=wrap_operand(args[0], 5))
+    if fn == "is_null":
+        need(1)
+        return exp.Is(this=wrap_operand(args[0], 5), expression=exp.Null())
+    if fn == "is_not_null":
+        need(1)
+        return exp.Not(this=exp.Is(this=wrap_operand(args[0], 5), expression=exp.Null()))
+    if fn == "in":
+        if n < 2:
+            raise SqlError("invalid_plan", "in needs [x, v1, ...]")
+        return exp.In(this=wrap_operand(args[0], 5), expressions=args[1:])
+    if fn == "between":
+        need(3)
+        return exp.Between(this=wrap_operand(args[0], 5), low=wrap_operand(args[1], 5), high=wrap_operand(args[2], 5))
+    if fn == "cast":
+        need(1)
+        if not e.get("type"):
+            raise SqlError("invalid_plan", "cast needs a 'type'")
+        return exp.Cast(this=args[0], to=sqlglot_type(str(e["type"])))
+    if fn == "case":
+        if n < 2:
+            raise SqlError("invalid_plan", "case needs [cond, value, ...]")
+        ifs = [exp.If(this=args[i], true=args[i + 1]) for i in range(0, n - 1, 2)]
+        return exp.Case(ifs=ifs, default=args[-1] if n % 2 else None)
+    if fn == "extract":
+        need(2)
+        unit = e["args"][0].get("lit") if isinstance(e["args"][0], dict) else None
+        if not isinstance(unit, str):
+            raise SqlError("invalid_plan", "extract's first argument is the unit as a string literal")
+        return exp.Extract(this=exp.Var(this=unit.upper()), expression=args[1])
+    if fn == "concat":
+        if n == 0:
+            raise SqlError("invalid_plan", "concat needs arguments")
+        out = wrap_operand(args[0], 6)
+        for a in args[1:]:
+            out = exp.DPipe(this=out, expression=wrap_operand(a, 6), safe=True)
+        return out
+    if fn == "count" and n == 0:
+        return exp.Count(this=exp.Star())
+    if fn == "udf":
+        name = e.get("name")
+        if not isinstance(name, str):
+            raise SqlError("invalid_plan", "a udf needs a 'name'")
+        return exp.Anonymous(this=name, expressions=args)
+    name = WIRE_TO_SQLGLOT_FN.get(fn, fn)
+    call_args: list[exp.Expression] = [exp.Distinct(expressions=args)] if e.get("distinct") else args
+    try:
+        return exp.func(name, *call_args)
+    except (SqlglotError, ValueError, TypeError, KeyError) as err:
+        raise SqlError("invalid_plan", f"cannot call {fn} with {n} arguments: {err}") from err

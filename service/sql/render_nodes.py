@@ -1,0 +1,318 @@
+"""Wire nodes -> SQL clauses: each ``op_*`` folds its node into the block below
+or wraps that block as a derived table when SQL's clause order does not allow it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from service.sql.errors import SqlError
+from service.sql.render_block import (
+    AGG,
+    DISTINCT,
+    FROM,
+    HAVING,
+    LIMIT,
+    ORDER,
+    PROJECT,
+    SETOP,
+    WHERE,
+    WINDOW,
+    Block,
+    BlockRenderer,
+    Col,
+)
+from service.sql.render_expr import Expr, Node, and_, column, conjuncts, frame, has_subquery, ident, ordered, refs_in
+
+
+class Renderer(BlockRenderer):
+    """Renders one wire plan; ``node`` dispatches to the ``op_*`` methods."""
+
+    def op_scan(self, n: Node, outer: list[list[Col]]) -> Block:
+        table = n.get("table")
+        if not isinstance(table, str) or not table:
+            raise SqlError("invalid_plan", "scan needs a table name", detail={"id": n.get("id")})
+        qual = n.get("alias") or table
+        known = self.tables.get(table.lower())
+        names = list(known) if known is not None else list(self.refs.get(qual.lower(), []))
+        parts = table.split(".")
+        source = exp.Table(
+            this=ident(parts[-1]),
+            db=ident(parts[-2]) if len(parts) > 1 else None,
+            catalog=ident(parts[-3]) if len(parts) > 2 else None,
+            alias=exp.TableAlias(this=ident(qual)) if n.get("alias") else None,
+        )
+        block = Block(
+            select=exp.Select(from_=exp.From(this=source)),
+            cols=[Col(qual, c, column(c, qual)) for c in names],
+            stage=FROM,
+            complete=known is not None,
+        )
+        filters = n.get("filters") or []
+        if filters:
+            preds = [self.expr(f, [block.cols, *outer]) for f in filters]
+            self.add_where(block, and_(preds))
+        return block
+
+    def op_filter(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        if block.stage <= WHERE:
+            self.add_where(block, self.expr(n.get("predicate"), [block.cols, *outer]))
+        elif block.stage in (AGG, HAVING) and not block.projected:
+            pred = self.expr(n.get("predicate"), [block.cols, *outer])
+            having = block.select.args.get("having")
+            block.select.set("having", exp.Having(this=and_([having.this, pred]) if having else pred))
+            block.stage = HAVING
+        else:
+            block = self.wrap(block)
+            self.add_where(block, self.expr(n.get("predicate"), [block.cols, *outer]))
+        return block
+
+    def op_project(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        if block.projected or block.stage == SETOP:
+            block = self.wrap(block)
+        scope = [block.cols, *outer]
+        items: list[exp.Expression] = []
+        cols: list[Col] = []
+        for item in n.get("exprs") or []:
+            wire = item.get("expr")
+            name = item.get("as")
+            if not isinstance(name, str):
+                raise SqlError("invalid_plan", "project exprs need an 'as' name", detail={"id": n.get("id")})
+            sql = self.expr(wire, scope)
+            qual = None
+            if isinstance(wire, dict) and isinstance(wire.get("col"), str):
+                hit = self.lookup(wire["col"], block.cols)
+                if hit is not None and hit.name == name:
+                    qual = hit.qual
+            if isinstance(sql, exp.Column) and sql.name == name:
+                items.append(sql)
+            else:
+                items.append(exp.Alias(this=sql, alias=ident(name)))
+            cols.append(Col(qual, name, column(name)))
+        if not items:
+            raise SqlError("invalid_plan", "project needs at least one expression", detail={"id": n.get("id")})
+        block.select.set("expressions", items)
+        block.cols = cols
+        block.projected = True
+        block.complete = True
+        block.out_names = [c.name for c in cols]
+        block.stage = max(block.stage, PROJECT)
+        self.dedupe_outputs(block)
+        return block
+
+    def op_aggregate(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        if block.stage > WHERE or block.projected:
+            block = self.wrap(block)
+        scope = [block.cols, *outer]
+        cols: list[Col] = []
+        groups: list[exp.Expression] = []
+        for item in n.get("group_by") or []:
+            if isinstance(item, dict) and "as" in item and "expr" in item:
+                sql = self.expr(item["expr"], scope)
+                cols.append(Col(None, item["as"], sql))
+            else:
+                sql = self.expr(item, scope)
+                hit = self.lookup(item.get("col", ""), block.cols) if isinstance(item, dict) and "col" in item else None
+                if hit is not None:
+                    cols.append(Col(hit.qual, hit.name, sql))
+                else:
+                    cols.append(Col(None, sql.alias_or_name or f"_g{len(cols) + 1}", sql))
+            if isinstance(sql, exp.Literal):
+                raise SqlError("invalid_plan", "grouping by a constant cannot be written in SQL GROUP BY")
+            groups.append(sql)
+        for item in n.get("aggregates") or []:
+            cols.append(Col(None, item["as"], self.expr(item["expr"], scope)))
+        if groups:
+            block.select.set("group", exp.Group(expressions=groups))
+        block.cols = cols
+        block.complete = True
+        block.stage = AGG
+        return block
+
+    def op_window(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        needed = refs_in([n.get("partition_by"), n.get("order_by"), n.get("functions")])
+        nested = any(c.window for c in block.cols if any(self.matches(r, c) for r in needed))
+        if block.projected or block.stage >= ORDER or block.stage == SETOP or nested:
+            block = self.wrap(block)
+        scope = [block.cols, *outer]
+        partition = [self.expr(p, scope) for p in n.get("partition_by") or []]
+        order = [self.sort_key(k, scope) for k in n.get("order_by") or []]
+        for item in n.get("functions") or []:
+            window = exp.Window(
+                this=self.expr(item["expr"], scope),
+                partition_by=partition and [p.copy() for p in partition] or None,
+                order=exp.Order(expressions=[o.copy() for o in order]) if order else None,
+                spec=frame(item.get("frame")),
+                over="OVER",
+            )
+            block.cols.append(Col(None, item["as"], window, window=True))
+        block.stage = max(block.stage, WINDOW)
+        return block
+
+    def op_distinct(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        if block.stage > PROJECT:
+            block = self.wrap(block)
+        self.ensure_projected(block)
+        block.select.set("distinct", exp.Distinct())
+        block.stage = DISTINCT
+        return block
+
+    def op_sort(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        keys = n.get("keys") or []
+        if block.stage >= ORDER or block.stage == SETOP:
+            block = self.wrap(block)
+        elif block.projected:
+            ordered = self.output_sort_keys(block, keys)
+            if ordered is None:
+                block = self.wrap(block)
+            else:
+                block.select.set("order", exp.Order(expressions=ordered))
+                block.stage = ORDER
+                return block
+        needed = refs_in(keys)
+        if any(c.window for c in block.cols if any(self.matches(r, c) for r in needed)):
+            block = self.wrap(block)
+        scope = [block.cols, *outer]
+        block.select.set("order", exp.Order(expressions=[self.sort_key(k, scope) for k in keys]))
+        block.stage = ORDER
+        return block
+
+    def output_sort_keys(self, block: Block, keys: list[Expr]) -> list[exp.Expression] | None:
+        """ORDER BY output names of a projected block, or None when a key is not one."""
+        out: list[exp.Expression] = []
+        for key in keys:
+            wire = key.get("expr") if isinstance(key, dict) else None
+            if not isinstance(wire, dict) or not isinstance(wire.get("col"), str):
+                return None
+            hits = [i for i, c in enumerate(block.cols) if self.matches(wire["col"], c)]
+            if len(hits) != 1:
+                return None
+            name = block.out_names[hits[0]]
+            target: exp.Expression = (
+                exp.Literal.number(hits[0] + 1) if block.out_names.count(name) > 1 else column(name)
+            )
+            out.append(ordered(target, key))
+        return out
+
+    def op_limit(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        if block.stage >= LIMIT:
+            block = self.wrap(block)
+        count = n.get("count")
+        offset = n.get("offset") or 0
+        if count is not None:
+            block.select.set("limit", exp.Limit(expression=exp.Literal.number(int(count))))
+        if offset:
+            block.select.set("offset", exp.Offset(expression=exp.Literal.number(int(offset))))
+        block.stage = LIMIT
+        return block
+
+    def op_alias(self, n: Node, outer: list[list[Col]]) -> Block:
+        block = self.node(self.child(n, "input"), outer)
+        name = n.get("name")
+        if not isinstance(name, str) or not name:
+            raise SqlError("invalid_plan", "alias needs a name", detail={"id": n.get("id")})
+        columns = n.get("columns")
+        return self.wrap(block, alias=name, columns=list(columns) if columns else None)
+
+    def op_join(self, n: Node, outer: list[list[Col]]) -> Block:
+        jtype = n.get("type", "inner")
+        left = self.node(self.child(n, "left"), outer)
+        right = self.node(self.child(n, "right"), outer)
+        if jtype in ("semi", "anti"):
+            return self.semi_join(n, left, right, outer)
+        if left.stage != FROM or left.projected:
+            left = self.wrap(left)
+        if right.stage != FROM or right.projected or right.sources != 1 or right.select.args.get("joins"):
+            right = self.wrap(right)
+        scope = [left.cols + right.cols, *outer]
+        on = n.get("on")
+        lifted: list[Any] = []
+        if jtype in ("inner", "cross") and on is not None:
+            # Spark refuses correlated subqueries in a join condition. For an inner join
+            # ``ON c AND s`` equals ``ON c WHERE s``, and a block with a WHERE is wrapped
+            # before any further join, so the lifted conjuncts filter exactly this join.
+            kept = [p for p in conjuncts(on) if not has_subquery(p)]
+            lifted = [p for p in conjuncts(on) if has_subquery(p)]
+            if lifted:
+                on = {"fn": "and", "args": kept} if len(kept) > 1 else (kept[0] if kept else None)
+        target = right.select.args["from_"].this
+        if jtype == "cross" or (jtype == "inner" and on is None):
+            join = exp.Join(this=target, kind="CROSS")
+            if on is not None:
+                join.set("kind", None)
+                join.set("on", self.expr(on, scope))
+        elif jtype in ("inner", "left", "right", "full"):
+            if on is None:
+                raise SqlError("invalid_plan", f"{jtype} join needs an 'on' condition", detail={"id": n.get("id")})
+            join = exp.Join(this=target, on=self.expr(on, scope))
+            if jtype != "inner":
+                join.set("side", jtype.upper())
+        else:
+            raise SqlError("invalid_plan", f"unknown join type {jtype!r}", detail={"id": n.get("id")})
+        joins = list(left.select.args.get("joins") or [])
+        joins.append(join)
+        left.select.set("joins", joins)
+        left.cols = left.cols + right.cols
+        left.complete = left.complete and right.complete
+        left.sources += right.sources
+        if lifted:
+            self.add_where(left, and_([self.expr(p, scope) for p in lifted]))
+        return left
+
+    def semi_join(self, n: Node, left: Block, right: Block, outer: list[list[Col]]) -> Block:
+        """``[NOT] EXISTS (SELECT 1 FROM right WHERE on)``; null-aware anti = NOT IN semantics."""
+        if left.stage > WHERE or left.projected:
+            left = self.wrap(left)
+        if right.stage > WHERE or right.projected:
+            right = self.wrap(right)
+        on = n.get("on")
+        if on is not None:
+            cond = self.expr(on, [right.cols, left.cols, *outer])
+            if n.get("type") == "anti" and n.get("null_aware"):
+                # NOT IN excludes a row when the comparison is TRUE or NULL for some inner row.
+                cond = exp.Coalesce(this=cond, expressions=[exp.true()])
+            self.add_where(right, cond)
+        right.select.set("expressions", [exp.Literal.number(1)])
+        pred: exp.Expression = exp.Exists(this=right.select)
+        if n.get("type") == "anti":
+            pred = exp.Not(this=pred)
+        self.add_where(left, pred)
+        return left
+
+    def op_union(self, n: Node, outer: list[list[Col]]) -> Block:
+        return self.setop(n, outer, exp.Union)
+
+    def op_intersect(self, n: Node, outer: list[list[Col]]) -> Block:
+        return self.setop(n, outer, exp.Intersect)
+
+    def op_except(self, n: Node, outer: list[list[Col]]) -> Block:
+        return self.setop(n, outer, exp.Except)
+
+    def setop(self, n: Node, outer: list[list[Col]], kind: type[exp.Expression]) -> Block:
+        inputs = n.get("inputs") or []
+        if len(inputs) < 2 or (kind is not exp.Union and len(inputs) != 2):
+            raise SqlError("invalid_plan", f"{n.get('op')} needs two inputs (union: two or more)")
+        queries: list[exp.Expression] = []
+        first: Block | None = None
+        for child in inputs:
+            block = self.node(child, outer)
+            if block.stage >= ORDER:
+                block = self.wrap(block)
+            if first is None:
+                first = block
+            queries.append(self.finish(block))
+        assert first is not None
+        tree = queries[0]
+        for q in queries[1:]:
+            tree = kind(this=tree, expression=q, distinct=not n.get("all", False))
+        cols = [Col(c.qual, name, column(name)) for c, name in zip(first.cols, first.out_names, strict=True)]
+        return Block(select=tree, cols=cols, stage=SETOP, projected=True, out_names=list(first.out_names))
