@@ -7,57 +7,18 @@ CASCADE``, so the history's retention removes feedback with its record:
 - ``feedback_observations``: per scan with filters, the observed selectivity of its predicates, keyed by table and
   normalized predicate (and by pipeline task and predicate template), which the next ``/optimize`` reads.
 
-The schema is migrated on first use under the history's migration lock, in its own version table
-(``feedback_migrations``), until the history store offers a shared migrations mechanism.
+The tables come from the shared schema (service/database/schema.py, migration 4), applied on first use.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from service.history import HistoryStore
-
-logger = logging.getLogger(__name__)
-
-
-def _tables(timestamp: str) -> tuple[str, ...]:
-    return (
-        f"""CREATE TABLE optimization_feedback (
-    optimization_id TEXT PRIMARY KEY REFERENCES optimizations (id) ON DELETE CASCADE,
-    received_at {timestamp} NOT NULL,
-    nodes TEXT NOT NULL
-)""",
-        f"""CREATE TABLE feedback_observations (
-    optimization_id TEXT NOT NULL REFERENCES optimizations (id) ON DELETE CASCADE,
-    node_id TEXT NOT NULL,
-    table_name TEXT NOT NULL,
-    predicate TEXT NOT NULL,
-    template TEXT NOT NULL,
-    pipeline TEXT,
-    task TEXT,
-    rows_in DOUBLE PRECISION NOT NULL,
-    rows_out DOUBLE PRECISION NOT NULL,
-    table_rows DOUBLE PRECISION,
-    statistics_version TEXT,
-    observed_at {timestamp} NOT NULL,
-    PRIMARY KEY (optimization_id, node_id)
-)""",
-        "CREATE INDEX IF NOT EXISTS feedback_observations_key ON feedback_observations (table_name, predicate)",
-        "CREATE INDEX IF NOT EXISTS feedback_observations_task "
-        "ON feedback_observations (pipeline, task, table_name, template)",
-    )
-
-
-#: (version, description, sqlite statements, postgres statements); never edit one that shipped, add the next.
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...], tuple[str, ...]], ...] = (
-    (1, "feedback and observations", _tables("TEXT"), _tables("TIMESTAMPTZ")),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,54 +47,17 @@ class FeedbackStore:
 
     def __init__(self, history: HistoryStore) -> None:
         self.history = history
-        self._migrated = False
-        self._lock = threading.Lock()
-
-    def migrate(self) -> int:
-        """Apply what is missing (after the history's own migrations); returns the feedback schema version."""
-        self.history.migrate()
-        backend = self.history._backend
-        with self.history._connect_raw() as con:
-            cur = con.cursor()
-            backend.lock_for_migration(cur)
-            cur.execute(
-                "CREATE TABLE IF NOT EXISTS feedback_migrations "
-                "(version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)"
-            )
-            cur.execute("SELECT version FROM feedback_migrations")
-            applied = {int(row[0]) for row in cur.fetchall()}
-            for version, description, sqlite, postgres in MIGRATIONS:
-                if version in applied:
-                    continue
-                for statement in sqlite if backend.flavor == "sqlite" else postgres:
-                    cur.execute(statement)
-                cur.execute(
-                    backend.sql("INSERT INTO feedback_migrations (version, description, applied_at) VALUES (?, ?, ?)"),
-                    (version, description, datetime.now(UTC).isoformat()),
-                )
-                applied.add(version)
-                logger.info("feedback schema: applied migration %d (%s)", version, description)
-        self._migrated = True
-        return max(applied, default=0)
 
     def _query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self._ensure()
-        with self.history._connect() as con:
+        with self.history._connect() as con:  # migrates the shared schema on first use
             cur = con.cursor()
             cur.execute(self.history._backend.sql(statement), tuple(params))
             return list(cur.fetchall())
-
-    def _ensure(self) -> None:
-        if not self._migrated:
-            with self._lock:
-                if not self._migrated:
-                    self.migrate()
 
     # ------------------------------------------------------------ writes
 
     def replace(self, request_id: str, nodes: Sequence[dict[str, Any]], observations: Iterable[Observation]) -> None:
         """Store a request's feedback and observations, replacing any earlier post, in one transaction."""
-        self._ensure()
         backend = self.history._backend
         now = datetime.now(UTC)
         rows = [
