@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -59,6 +59,16 @@ class FeedbackResponse(BaseModel):
     observations: int = Field(description="Scans whose observed selectivity the next /optimize can use.")
 
 
+class TaskRun(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    run: str | None = None
+    created_at: str | None = None
+    nodes: int = Field(description="Nodes with actual rows.")
+    max_q_error: float | None = None
+    median_q_error: float | None = None
+
+
 def get_feedback(request: Request) -> FeedbackService:
     return request.app.state.feedback
 
@@ -103,3 +113,23 @@ async def post_feedback(
         raise
     except Exception as exc:  # the store is down: the caller may retry
         raise InputError("history_unavailable", f"feedback cannot be stored: {type(exc).__name__}") from exc
+
+
+@router.get(
+    "/api/feedback/runs",
+    summary="A pipeline task's runs with feedback, oldest first: worst and median q-error of each (the chart)",
+    response_model=list[TaskRun],
+    tags=["history"],
+    responses={503: {"model": ErrorResponse, "description": "The history store is off or cannot be reached."}},
+)
+async def task_runs(
+    feedback: Annotated[FeedbackService, Depends(get_feedback)],
+    pipeline: Annotated[str, Query(min_length=1, max_length=500)],
+    task: Annotated[str, Query(min_length=1, max_length=500)],
+) -> Any:
+    try:
+        return await run_in_threadpool(feedback.task_series, pipeline, task)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError("history_unavailable", f"feedback cannot be read: {type(exc).__name__}") from exc

@@ -228,6 +228,32 @@ def render(response: dict[str, Any]) -> str:
 
 
 @app.command()
+def explain(
+    request_id: Annotated[str, typer.Argument(help="The request_id of a recorded /optimize answer.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON.")] = False,
+) -> None:
+    """Show a recorded answer's plan and, per node, estimated rows against the rows a run reported (q-error)."""
+    from service.feedback.report import node_rows, render
+    from service.feedback.store import FeedbackStore
+    from service.history import HistoryStore
+
+    settings = Settings()
+    try:
+        store = HistoryStore.from_settings(settings)
+        record = store.get(request_id)
+        feedback = FeedbackStore(store).get(request_id) if record is not None else None
+    except Exception as exc:  # noqa: BLE001 - a database the command cannot reach: say which, no trace
+        _fail(f"the history store cannot be read: {type(exc).__name__}: {exc}", "$")
+    if record is None:
+        _fail(f"no optimization {request_id!r} in the history", "$.request_id")
+    if as_json:
+        rows = node_rows(record["response"], feedback["nodes"]) if feedback else None
+        typer.echo(json.dumps({"request_id": request_id, "feedback": feedback and {**feedback, "nodes": rows}}))
+    else:
+        typer.echo(render(record, feedback))
+
+
+@app.command()
 def analyze(
     path: Annotated[str, typer.Argument(help="A file or directory Spark reads (with --format table: a table name).")],
     name: Annotated[str, typer.Option("--name", help="Name the statistics are stored and referenced under.")],

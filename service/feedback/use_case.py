@@ -97,6 +97,28 @@ class FeedbackService:
         self.store.replace(request_id, clean, observations)
         return {"request_id": request_id, "nodes": compare(response, clean), "observations": len(observations)}
 
+    def for_record(self, record: dict[str, Any]) -> dict[str, Any] | None:
+        """A history record's feedback as estimated against actual rows per node (None without feedback); the
+        record's drill-down tree after gets the actual rows and q-errors too."""
+        from service.feedback.report import annotate_tree, node_rows
+
+        stored = self.store.get(str(record["id"])) if self.store is not None else None
+        if stored is None:
+            return None
+        rows = node_rows(record["response"], stored["nodes"])
+        trees = record.get("trees")
+        if isinstance(trees, dict) and isinstance(trees.get("after"), list):
+            annotate_tree(trees["after"], rows)
+        return {"received_at": stored["received_at"], "nodes": rows}
+
+    def task_series(self, pipeline: str, task: str) -> list[dict[str, Any]]:
+        """A pipeline task's runs with feedback, oldest first, with their worst and median q-error."""
+        from service.feedback.report import task_series
+
+        if self.store is None:
+            raise InputError("history_unavailable", "feedback needs the optimization history (it is disabled)")
+        return task_series(self.store.task_runs(pipeline, task))
+
     def _observations(self, record: Mapping[str, Any], actual: Mapping[str, Mapping[str, Any]]) -> list[Any]:
         """What the counts teach; nothing (logged) when the recorded request cannot be read again."""
         from costmodel import catalog_from_wire, plan_from_wire

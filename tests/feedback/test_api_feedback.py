@@ -76,6 +76,22 @@ def test_feedback_is_checked_stored_and_replaced(serve: Serve, app: FastAPI) -> 
         (observation,) = [o for o in store.observations(["fb_t"]) if o.node_id == scan]
         assert observation.rows_out == 150 and observation.rows_in == 2000  # rows_in: the table's row count
 
+        record = http.get(f"/api/optimizations/{request_id}").json()
+        rows = {r["id"]: r for r in record["feedback"]["nodes"]}
+        estimated = {n["id"]: n["rows_out"] for n in answer["cost"]["after"]["nodes"]}
+        assert set(rows) == set(estimated)  # every node, reported or not
+        assert rows[scan]["actual_rows"] == 150 and rows[scan]["estimated_rows"] == estimated[scan]
+        assert rows[scan]["q_error"] == pytest.approx(max(estimated[scan], 150) / min(estimated[scan], 150), rel=1e-3)
+        assert all(r["actual_rows"] is None for i, r in rows.items() if i != scan)
+
+        def tree_nodes(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [n for node in nodes for n in [node, *tree_nodes(node["children"])]]
+
+        in_tree = {n["id"]: n for n in tree_nodes(record["trees"]["after"])}
+        assert in_tree[scan]["actual_rows"] == 150 and in_tree[scan]["q_error"] == rows[scan]["q_error"]
+        runs = http.get("/api/feedback/runs", params={"pipeline": "p", "task": "t"}).json()
+        assert [r["id"] for r in runs] == [request_id] and runs[0]["max_q_error"] == rows[scan]["q_error"]
+
 
 def test_feedback_goes_with_its_record(serve: Serve, app: FastAPI) -> None:
     """The history's retention deletes records; their feedback and observations go with them."""
