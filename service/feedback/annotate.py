@@ -1,7 +1,7 @@
 """What feedback changed in an answer: estimates that came from it, and decisions it turned.
 
-``annotate`` adds to each estimate answered by feedback its observation count, age and whether it was blended, and
-marks each decision whose action differs from the answer the engine gives without feedback
+``annotate`` adds to each estimate answered by feedback its observation count, age and whether it was blended,
+lists the conjunctions feedback answered as a whole (a scan's predicates observed together), and marks each decision whose action differs from the answer the engine gives without feedback
 (``changed_by_feedback: true`` with ``without_feedback``: the action it would have had).
 
 Example::
@@ -38,10 +38,14 @@ def annotate(
 ) -> dict[str, Any]:
     """Mark in ``answer`` (in place, and returned) what feedback did; ``without``: the answer without feedback."""
     used = 0
+    listed = set()
     for estimate in answer.get("estimates") or []:
+        listed.add(str(estimate.get("predicate")))
         if estimate.get("source") == "feedback":
             used += 1
             estimate.update(details.get(str(estimate.get("predicate")), {}))
+    # a scan's predicates observed together answer their conjunction as a whole (correlated columns)
+    together = [{"predicate": text, **info} for text, info in details.items() if text not in listed]
     plain = {(d.get("predicate"), d.get("operator")): d.get("action") for d in (without or {}).get("decisions") or []}
     changed = 0
     if without is not None:
@@ -52,4 +56,6 @@ def annotate(
                 decision["without_feedback"] = before
                 changed += 1
     answer["feedback"] = {"enabled": True, "estimates": used, "decisions_changed": changed}
+    if together:
+        answer["feedback"]["conjunctions"] = together
     return answer

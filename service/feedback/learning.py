@@ -85,6 +85,7 @@ class FeedbackSource:
             selectivity = observed
         age = (self.now - newest.observed_at).total_seconds() if newest.observed_at else None
         self.details[to_sql(predicate)] = {
+            "selectivity": round(selectivity, 6),
             "observations": len(found),
             "age_s": None if age is None else round(max(0.0, age), 3),
             "matched": matched,

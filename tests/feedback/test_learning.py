@@ -91,6 +91,8 @@ def test_the_same_predicate_however_written_and_a_task_with_new_literals(http: h
     aliased = optimize(http, "SELECT x.s FROM t AS x WHERE x.a > 10 AND x.s LIKE 'k1%'")
     scan_rows = next(n["rows_out"] for n in aliased["cost"]["after"]["nodes"] if n["operator"] == "scan")
     assert scan_rows == pytest.approx(420)  # the conjunction as observed, not a product of guesses
+    (together,) = aliased["feedback"]["conjunctions"]
+    assert together["selectivity"] == pytest.approx(0.0042) and together["observations"] == 1
 
     next_run = optimize(http, "SELECT s FROM t WHERE t.s LIKE 'k2%' AND a > 11", context={**context, "run": "d2"})
     scan_rows = next(n["rows_out"] for n in next_run["cost"]["after"]["nodes"] if n["operator"] == "scan")
