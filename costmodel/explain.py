@@ -41,6 +41,8 @@ def _named(items: tuple[NamedExpr, ...], namer: _Namer) -> str:
     out = []
     for item in items:
         text = to_sql(item.expr, namer)
+        if item.frame is not None:
+            text += f" {item.frame.sql()}"
         base = text.rpartition(".")[2]
         out.append(text if base == item.name else f"{text} AS {item.name}")
     return ", ".join(out)
@@ -79,7 +81,8 @@ def describe(node: Node) -> str:
     if isinstance(node, Project):
         return f"Projection: {_named(node.exprs, namer)}"
     if isinstance(node, Aggregate):
-        return f"Aggregate: groupBy=[{_named(node.group_by, namer)}], aggr=[{_named(node.aggregates, namer)}]"
+        sets = "" if node.grouping_sets is None else f", groupingSets={[list(g) for g in node.grouping_sets]}"
+        return f"Aggregate: groupBy=[{_named(node.group_by, namer)}], aggr=[{_named(node.aggregates, namer)}]{sets}"
     if isinstance(node, Join):
         on = f" {to_sql(node.on, namer)}" if node.on is not None else ""
         aware = " (null-aware)" if node.null_aware else ""

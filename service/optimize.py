@@ -99,7 +99,7 @@ class OptimizeService:
         try:
             plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
             response = engine(plan, request.catalog, request.options)
-            response["sql"] = plan_to_sql(response["plan"], request.dialect)
+            response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
         except SqlError as exc:
             # line and column say where in the SQL; an unknown column's own name moves to "name"
             detail = {("name" if key == "column" else key): value for key, value in exc.detail.items()}

@@ -5,6 +5,8 @@
 
 Never below a global aggregate (no keys: it emits one row even for no input),
 never a predicate that reads an aggregate's result, never one with no columns.
+With grouping sets (ROLLUP, CUBE), only a predicate on keys every set groups by,
+and never when a set is empty (the grand total row exists even for no input).
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ def push_through_aggregate(predicate, node: Aggregate) -> Outcome:
     keys = {k.cid: k for k in node.group_by}
     if not used <= set(keys):
         return Blocked("not_on_group_keys", "the predicate reads an aggregate result or a non-key column")
+    if node.grouping_sets is not None:
+        if () in node.grouping_sets:
+            return Blocked("grand_total", "a grouping set without keys emits a total row even for empty input")
+        if not used <= node.keys_in_every_set():
+            # Rows of a set without that key carry NULL there: filtering below would change their totals.
+            return Blocked("not_in_every_grouping_set", "the predicate reads a key some grouping sets leave NULL")
     mapping = {
         cid: key.expr
         for cid, key in keys.items()

@@ -44,6 +44,8 @@ def _equalities_below(node: Node) -> list[tuple[Column, Column]]:
                 stack.append(current.left)  # only the preserved side's rows keep their values
             elif current.type == "right":
                 stack.append(current.right)
+        elif isinstance(current, Aggregate) and current.grouping_sets is not None:
+            continue  # subtotal rows carry NULL keys: equalities below do not hold on them
         elif isinstance(current, (Filter, Sort, Limit, Distinct, Alias, Project, Aggregate, Window)):
             stack.append(current.input)
     return out

@@ -1,8 +1,9 @@
 """What feedback changed in an answer: estimates that came from it, and decisions it turned.
 
 ``annotate`` adds to each estimate answered by feedback its observation count, age and whether it was blended,
-lists the conjunctions feedback answered as a whole (a scan's predicates observed together), and marks each decision whose action differs from the answer the engine gives without feedback
-(``changed_by_feedback: true`` with ``without_feedback``: the action it would have had).
+lists the conjunctions feedback answered as a whole (a scan's predicates observed together), and marks each
+decision whose action differs from the answer the engine gives without feedback (``changed_by_feedback: true``
+with ``without_feedback``: the action it would have had).
 
 Example::
 

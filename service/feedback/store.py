@@ -7,7 +7,7 @@ CASCADE``, so the history's retention removes feedback with its record:
 - ``feedback_observations``: per scan with filters, the observed selectivity of its predicates, keyed by table and
   normalized predicate (and by pipeline task and predicate template), which the next ``/optimize`` reads.
 
-The tables come from the shared schema (service/database/schema.py, migration 4), applied on first use.
+The tables come from the shared schema (service/database/schema.py, migration 5), applied on first use.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from service.history import HistoryStore
+from service.history.record import decompress
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,13 +128,19 @@ class FeedbackStore:
     def task_runs(self, pipeline: str, task: str, limit: int = 200) -> list[dict[str, Any]]:
         """The recorded runs of one pipeline task that have feedback, oldest first: request, run, time, answer."""
         rows = self._query(
-            "SELECT o.id, o.run, o.created_at, o.response, f.nodes FROM optimizations o"
+            "SELECT o.id, o.run, o.created_at, o.response, o.response_z, f.nodes FROM optimizations o"
             " JOIN optimization_feedback f ON f.optimization_id = o.id"
             " WHERE o.pipeline = ? AND o.task = ? ORDER BY o.created_at DESC LIMIT ?",
             [pipeline, task, limit],
         )
         runs = [
-            {"id": r[0], "run": r[1], "created_at": _iso(r[2]), "response": json.loads(r[3]), "nodes": json.loads(r[4])}
+            {
+                "id": r[0],
+                "run": r[1],
+                "created_at": _iso(r[2]),
+                "response": json.loads(r[3] if r[4] is None else decompress(r[4])),  # older rows: uncompressed
+                "nodes": json.loads(r[5]),
+            }
             for r in rows
         ]
         return runs[::-1]

@@ -171,3 +171,88 @@ def qualify_query(stmt: exp.Expression, tables: Tables, dialect: str, sql: str) 
                 {"column": column, "available": tables.columns_of(used)},
             ) from err
         raise SqlError("invalid_query", message.split(". Line")[0], line, col) from err
+
+
+def balance(stmt: exp.Expression) -> exp.Expression:
+    """Rebuild long AND/OR chains and UNION chains as balanced trees, in place; returns ``stmt``.
+
+    sqlglot parses ``a OR b OR c ...`` as a left-deep tree, so 20,000 terms nest
+    20,000 deep: every recursive walk overflows and qualification, which looks up
+    each column's ancestors, is quadratic. AND, OR and a chain of UNIONs that all
+    agree on ALL are associative, so a balanced tree means the same and is only
+    log2(n) deep. The walk is iterative.
+    >>> import sqlglot
+    >>> tree = balance(sqlglot.parse_one("SELECT 1 FROM t WHERE " + " OR ".join(f"a = {i}" for i in range(64))))
+    >>> max(_depth(n) for n in tree.find_all(exp.Or)) <= 8
+    True
+    """
+    stack: list[exp.Expression] = [stmt]
+    while stack:
+        node = stack.pop()
+        if _chain_root(node):
+            leaves = _leaves(node)
+            if len(leaves) > 2:
+                _balanced(node, leaves)
+                stack.extend(leaves)
+                continue
+        stack.extend(node.iter_expressions())
+    return stmt
+
+
+def _same_link(a: exp.Expression, b: exp.Expression) -> bool:
+    """``b`` continues ``a``'s chain: the same connector, or a plain union with the same ALL."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, exp.Connector):
+        return True
+    if isinstance(a, exp.Union):
+        keys = ("order", "limit", "offset", "with_", "by_name", "side", "kind", "on")
+        return bool(a.args.get("distinct")) == bool(b.args.get("distinct")) and not any(b.args.get(k) for k in keys)
+    return False
+
+
+def _chain_root(node: exp.Expression) -> bool:
+    """A chain starts here (the walk reaches a chain's inner links only when it has two operands)."""
+    if isinstance(node, exp.Union):
+        return not any(node.args.get(k) for k in ("by_name", "side", "kind", "on"))
+    return isinstance(node, (exp.And, exp.Or))
+
+
+def _leaves(root: exp.Expression) -> list[exp.Expression]:
+    """The chain's operands left to right, without recursion."""
+    out: list[exp.Expression] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node is root or _same_link(root, node):
+            stack.append(node.expression)
+            stack.append(node.this)
+        else:
+            out.append(node)
+    return out
+
+
+def _balanced(root: exp.Expression, leaves: list[exp.Expression]) -> exp.Expression:
+    """The same chain as a balanced tree; the root keeps its own arguments (UNION's WITH/ORDER/LIMIT)."""
+    level = [leaf.pop() if leaf.parent is not None else leaf for leaf in leaves]
+    while len(level) > 2:
+        nxt = []
+        for i in range(0, len(level) - 1, 2):
+            link = root.__class__(this=level[i], expression=level[i + 1])
+            if isinstance(root, exp.Union):
+                link.set("distinct", root.args.get("distinct"))
+            nxt.append(link)
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    root.set("this", level[0])
+    root.set("expression", level[1])
+    return root
+
+
+def _depth(node: exp.Expression) -> int:
+    depth = 0
+    while node.parent is not None:
+        node = node.parent
+        depth += 1
+    return depth

@@ -97,6 +97,15 @@ def add_months(day: dt.date, months: int) -> dt.date:
     return dt.date(year, month + 1, min(day.day, last))
 
 
+def same(a: exp.Expression, b: exp.Expression) -> bool:
+    """Equal once redundant parentheses are dropped: ``(col)`` and ``col`` are one column."""
+    while isinstance(a, exp.Paren):
+        a = a.this
+    while isinstance(b, exp.Paren):
+        b = b.this
+    return a == b
+
+
 class ExprBuilder:
     """Expression translation; ``query`` (subqueries) comes from the plan builder."""
 
@@ -199,8 +208,12 @@ class ExprBuilder:
                 return {"fn": "is_not_null", "args": [sub(e.this.this)]}
             return {"fn": "not", "args": [sub(e.this)]}
         if isinstance(e, exp.Is):
-            if isinstance(e.expression, exp.Null):
+            if isinstance(e.expression, exp.Null):  # also IS UNKNOWN
                 return {"fn": "is_null", "args": [sub(e.this)]}
+            if isinstance(e.expression, exp.Boolean):
+                # x IS TRUE = coalesce(x, false); x IS FALSE = coalesce(not x, false): exact under NULLs.
+                tested = sub(e.this) if e.expression.this else {"fn": "not", "args": [sub(e.this)]}
+                return {"fn": "coalesce", "args": [tested, {"lit": False, "type": "boolean"}]}
             raise unsupported(f"IS {e.expression.sql()}", e)
         if isinstance(e, exp.In):
             return self._in(e, sub)
@@ -238,6 +251,13 @@ class ExprBuilder:
             if inner.get("type") == "date" or inner.get("fn") == "cast" and inner.get("type") == "date":
                 return inner
             return {"fn": "cast", "args": [inner], "type": "date"}
+        if isinstance(e, (exp.Grouping, exp.GroupingId)):
+            if not (skip_top or agg_ok):
+                raise unsupported(f"{e.sql()} outside SELECT/HAVING/ORDER BY", e)
+            return {
+                "fn": "grouping" if isinstance(e, exp.Grouping) else "grouping_id",
+                "args": [sub(x) for x in e.expressions],
+            }
         if isinstance(e, exp.Func):
             if isinstance(e, exp.AggFunc) and not (skip_top or agg_ok):
                 raise unsupported("aggregate function outside SELECT/HAVING/ORDER BY", e)

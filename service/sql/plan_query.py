@@ -27,6 +27,14 @@ class QueryBuilder(ExprBuilder):
     def __init__(self, tables: Tables) -> None:
         self.tables = tables
         self.ctes: dict[str, exp.CTE] = {}
+        # The outermost SELECT (after qualification) and the names the engine gives its outputs.
+        self.top_names: tuple[exp.Select, list[str]] | None = None
+
+    def output_names(self, sel: exp.Select, items: list[exp.Expression]) -> list[str] | None:
+        """The caller-visible names of ``sel``'s items when it names the query's outputs, else None."""
+        if self.top_names is None or self.top_names[0] is not sel or len(self.top_names[1]) != len(items):
+            return None
+        return list(self.top_names[1])
 
     # ---- queries -------------------------------------------------------
     def query(self, q: exp.Expression, ctes: dict[str, exp.CTE]) -> Node:

@@ -13,8 +13,10 @@ from typing import Any
 
 from sqlglot import exp
 
-from service.sql.parse import unsupported
-from service.sql.plan_expr import Expr, Node, Subst
+from service.sql.errors import SqlError
+from service.sql.grouping import grouping_keys
+from service.sql.parse import position, unsupported
+from service.sql.plan_expr import Expr, Node, Subst, same
 from service.sql.plan_query import QueryBuilder
 
 # Select arguments that change meaning and that the wire format cannot carry.
@@ -52,7 +54,7 @@ def _aggregates_in(e: exp.Expression) -> list[exp.AggFunc]:
     def visit(node: exp.Expression, is_window_fn: bool) -> None:
         if isinstance(node, (exp.Query, exp.Subquery)):
             return
-        if isinstance(node, exp.AggFunc) and not is_window_fn:
+        if isinstance(node, (exp.AggFunc, exp.Grouping, exp.GroupingId)) and not is_window_fn:
             found.append(node)
             return
         for child in node.iter_expressions():
@@ -92,6 +94,8 @@ class SelectBuilder(QueryBuilder):
                 raise unsupported("SELECT * without a catalog", item)
         names = [item.alias_or_name for item in items]
         raws = [item.unalias() for item in items]
+        # What the caller sees: the engine's own names for the outermost SELECT, internal names elsewhere.
+        out_names = self.output_names(sel, items) or names
         order = sel.args.get("order")
         order_items = list(order.expressions) if order is not None else []
         having = sel.args.get("having")
@@ -142,7 +146,7 @@ class SelectBuilder(QueryBuilder):
         project: Node = {
             "op": "project",
             "exprs": [
-                {"expr": self.expr(r, subst, grouped=grouped), "as": n} for r, n in zip(raws, names, strict=True)
+                {"expr": self.expr(r, subst, grouped=grouped), "as": n} for r, n in zip(raws, out_names, strict=True)
             ],
         }
 
@@ -152,13 +156,14 @@ class SelectBuilder(QueryBuilder):
             key = o.this
             name: str | None = None
             if isinstance(key, exp.Column) and not key.table and key.name in names:
-                name = key.name
+                name = out_names[names.index(key.name)]
             else:
-                for r, n in zip(raws, names, strict=True):
-                    if key == r:
+                for r, n in zip(raws, out_names, strict=True):
+                    if same(key, r):
                         name = n
                         break
-            if name is None:
+            if name is None or "." in name or out_names.count(name) > 1:
+                # Not an output, or an output a wire column cannot name unambiguously: sort below the project.
                 out_keys = None
                 break
             desc, nulls_first = bool(o.args.get("desc")), bool(o.args.get("nulls_first"))
@@ -199,39 +204,44 @@ class SelectBuilder(QueryBuilder):
         fresh: Any,
     ) -> Node:
         keys: list[Any] = []
-        if group is not None:
-            for arg in ("rollup", "cube", "grouping_sets", "totals"):
-                if group.args.get(arg):
-                    raise unsupported(f"GROUP BY {arg.upper().replace('_', ' ')}", group)
-            for g in group.expressions:
-                if isinstance(g, exp.Column):
-                    wire = self.expr(g)
-                    keys.append(wire)
-                    subst.append((g, wire))
-                    continue
-                if isinstance(g, exp.Literal):
-                    raise unsupported("GROUP BY a constant", g)
-                name = None
-                for r, n in zip(raws, names, strict=True):
-                    if r == g and not any(n == k.get("as") for k in keys if isinstance(k, dict)):
-                        name = n
-                        break
-                name = name or fresh("_g")
-                keys.append({"expr": self.expr(g), "as": name})
-                subst.append((g, {"col": name}))
+        key_exprs, sets = grouping_keys(group)
+        for g in key_exprs:
+            if isinstance(g, exp.Column):
+                wire = self.expr(g)
+                keys.append(wire)
+                subst.append((g, wire))
+                continue
+            if isinstance(g, exp.Literal):
+                raise unsupported("GROUP BY a constant", g)
+            name = None
+            for r, n in zip(raws, names, strict=True):
+                if same(r, g) and not any(n == k.get("as") for k in keys if isinstance(k, dict)):
+                    name = n
+                    break
+            name = name or fresh("_g")
+            keys.append({"expr": self.expr(g), "as": name})
+            subst.append((g, {"col": name}))
         outputs: list[Expr] = []
         taken = {k["as"] for k in keys if "as" in k} | {k["col"].split(".")[-1] for k in keys if "col" in k}
         for a in aggs:
             name = None
             for r, n in zip(raws, names, strict=True):
-                if r == a and n not in taken:
+                if same(r, a) and n not in taken:
                     name = n
                     break
             name = name or fresh("_a")
             taken.add(name)
-            outputs.append({"expr": self.expr(a, agg_ok=True), "as": name})
+            if isinstance(a, (exp.Grouping, exp.GroupingId)) and sets is None:
+                raise SqlError("invalid_query", f"{a.sql()} needs GROUP BY ROLLUP, CUBE or GROUPING SETS", *position(a))
+            wire = self.expr(a, agg_ok=True)
+            if isinstance(a, exp.GroupingId) and not a.expressions:  # grouping_id(): every key, in order
+                wire = {"fn": "grouping_id", "args": [self.expr(g) for g in key_exprs]}
+            outputs.append({"expr": wire, "as": name})
             subst.append((a, {"col": name}))
-        return {"op": "aggregate", "group_by": keys, "aggregates": outputs, "input": node}
+        node = {"op": "aggregate", "group_by": keys, "aggregates": outputs, "input": node}
+        if sets is not None:
+            node["grouping_sets"] = [list(g) for g in sets]
+        return node
 
     def _windows(
         self,
@@ -261,7 +271,7 @@ class SelectBuilder(QueryBuilder):
             for w in ws:
                 name = None
                 for r, n in zip(raws, names, strict=True):
-                    if r == w:
+                    if same(r, w):
                         name = n
                         break
                 name = name or fresh("_w")

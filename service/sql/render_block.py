@@ -52,6 +52,7 @@ class Block:
     projected: bool = False
     complete: bool = True  # cols lists every column (False: scan columns unknown)
     sources: int = 1  # FROM items (tables/derived tables) joined in this block
+    grouped: bool = False  # GROUP BY / aggregates: a ``*`` beside them is invalid SQL
     out_names: list[str] = field(default_factory=list)
 
 
@@ -105,7 +106,9 @@ class BlockRenderer:
         # every column known and every name distinct. Grouped blocks list keys.
         one_source = len(quals) <= 1 and block.sources == 1
         all_distinct = block.complete and len(set(names)) == len(names)
-        star_ok = block.stage not in (AGG, HAVING) and (one_source or all_distinct)
+        windowed = any(c.window for c in block.cols)
+        # ``*`` never stands beside aggregates (invalid) or window functions (some engines refuse it).
+        star_ok = not block.grouped and (not windowed or not block.complete) and (one_source or all_distinct)
         extras = [c for c in block.cols if c not in plain]
         items: list[exp.Expression] = []
         if star_ok and (plain or not block.complete or not block.cols):

@@ -298,6 +298,10 @@ def function(fn: str, args: list[exp.Expression], e: Expr) -> exp.Expression:
         for a in args[1:]:
             out = exp.DPipe(this=out, expression=wrap_operand(a, 6), safe=True)
         return out
+    if fn == "grouping":
+        return exp.Grouping(expressions=args)
+    if fn == "grouping_id":
+        return exp.GroupingId(expressions=args)
     if fn == "count" and n == 0:
         return exp.Count(this=exp.Star())
     if fn == "udf":

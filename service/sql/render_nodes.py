@@ -101,7 +101,6 @@ class Renderer(BlockRenderer):
         block.complete = True
         block.out_names = [c.name for c in cols]
         block.stage = max(block.stage, PROJECT)
-        self.dedupe_outputs(block)
         return block
 
     def op_aggregate(self, n: Node, outer: list[list[Col]]) -> Block:
@@ -127,11 +126,16 @@ class Renderer(BlockRenderer):
             groups.append(sql)
         for item in n.get("aggregates") or []:
             cols.append(Col(None, item["as"], self.expr(item["expr"], scope)))
-        if groups:
+        sets = n.get("grouping_sets")
+        if sets is not None:
+            listed = [exp.Tuple(expressions=[groups[i].copy() for i in grouping]) for grouping in sets]
+            block.select.set("group", exp.Group(expressions=[exp.GroupingSets(expressions=listed)]))
+        elif groups:
             block.select.set("group", exp.Group(expressions=groups))
         block.cols = cols
         block.complete = True
         block.stage = AGG
+        block.grouped = True
         return block
 
     def op_window(self, n: Node, outer: list[list[Col]]) -> Block:
@@ -251,9 +255,9 @@ class Renderer(BlockRenderer):
                 join.set("kind", None)
                 join.set("on", self.expr(on, scope))
         elif jtype in ("inner", "left", "right", "full"):
-            if on is None:
-                raise SqlError("invalid_plan", f"{jtype} join needs an 'on' condition", detail={"id": n.get("id")})
-            join = exp.Join(this=target, on=self.expr(on, scope))
+            # An outer join without a condition pairs every row (the engine leaves ``on`` empty
+            # when it moved a constant or one-sided condition into an input): ``ON TRUE``.
+            join = exp.Join(this=target, on=self.expr(on, scope) if on is not None else exp.true())
             if jtype != "inner":
                 join.set("side", jtype.upper())
         else:

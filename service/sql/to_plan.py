@@ -14,19 +14,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.sql.parse import Tables, check_tables, parse_query, qualify_query
+from service.sql.hints import strip_hints
+from service.sql.names import align, first_select, item_names, spellings
+from service.sql.parse import Tables, balance, check_tables, parse_query, qualify_query
 from service.sql.plan_expr import Node
 from service.sql.plan_select import SelectBuilder
+from service.sql.work import translating
 
 
 def sql_to_plan(sql: str, catalog: dict[str, Any] | None, dialect: str = "spark") -> Node:
     """Translate one SQL query into a wire plan (see docs/sql-adapter.md)."""
+    with translating():
+        return _translate(sql, catalog, dialect)
+
+
+def _translate(sql: str, catalog: dict[str, Any] | None, dialect: str) -> Node:
     stmt = parse_query(sql, dialect)
+    stmt = balance(stmt)  # long AND/OR/UNION chains: log-depth trees, so nothing below is quadratic
+    strip_hints(stmt)  # put back by plan_to_sql(source=...): they carry no meaning for the plan
     tables = Tables(catalog)
     check_tables(stmt, tables)
+    top = first_select(stmt)
+    spelling = spellings(stmt, [c for _, cols in tables.by_lower.values() for c, _ in cols])
+    original = (list(top.expressions), item_names(top, dialect, spelling)) if top is not None else None
     qualified = qualify_query(stmt, tables, dialect, sql)
-    node = SelectBuilder(tables).query(qualified, {})
-    return _assign_ids(node)
+    builder = SelectBuilder(tables)
+    top_after = first_select(qualified)
+    if original is not None and top_after is not None:
+        names = align(original[1], original[0], list(top_after.expressions), spelling)
+        builder.top_names = (top_after, names) if names is not None else None
+    return _assign_ids(builder.query(qualified, {}))
 
 
 def _assign_ids(node: Node) -> Node:

@@ -18,14 +18,19 @@ import sqlglot
 from sqlglot.errors import SqlglotError
 
 from service.sql.errors import SqlError
+from service.sql.hints import place_hints
 from service.sql.render_nodes import Renderer
+from service.sql.work import translating
 
 
-def plan_to_sql(plan: dict[str, Any], dialect: str = "spark", catalog: dict[str, Any] | None = None) -> str:
+def plan_to_sql(
+    plan: dict[str, Any], dialect: str = "spark", catalog: dict[str, Any] | None = None, source: str | None = None
+) -> str:
     """Render a wire plan as pretty-printed SQL in ``dialect``.
 
     ``catalog`` is optional: with it, scans know every column (needed only when
     a plan's final output is a bare ``SELECT *`` over a wrapped join).
+    ``source``: the SQL the plan came from (same dialect); its hints are put back.
     """
     try:
         sqlglot.Dialect.get_or_raise(dialect)
@@ -33,8 +38,20 @@ def plan_to_sql(plan: dict[str, Any], dialect: str = "spark", catalog: dict[str,
         raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
     if not isinstance(plan, dict) or "op" not in plan:
         raise SqlError("invalid_plan", "a plan is a node object with an 'op'")
+    with translating():
+        return _render(plan, dialect, catalog, source)
+
+
+def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
     renderer = Renderer(plan, catalog)
     query = renderer.finish(renderer.node(plan, []))
+    if source is not None and "/*+" in source:
+        try:
+            original = sqlglot.parse_one(source, read=dialect)
+        except SqlglotError:
+            original = None
+        if original is not None:
+            query = place_hints(query, original)
     try:
         return query.sql(dialect=dialect, pretty=True)
     except SqlglotError as err:

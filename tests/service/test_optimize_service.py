@@ -38,8 +38,9 @@ def fake_sql(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             raise FakeSqlError("parse_error", "unexpected token", 1, 8, {"token": "oops"})
         return PLAN
 
-    def plan_to_sql(plan: dict, dialect: str) -> str:
+    def plan_to_sql(plan: dict, dialect: str, source: str | None = None) -> str:
         calls["plan_to_sql"] = (plan, dialect)
+        calls["source"] = source
         return "SELECT * FROM t WHERE a > 1"
 
     sql = types.ModuleType("service.sql")
@@ -72,6 +73,7 @@ def test_sql_is_converted_optimized_and_rendered_in_the_same_dialect(fake_sql: d
     )
     assert fake_sql["sql_to_plan"] == ("SELECT * FROM t WHERE a > 1", CATALOG, "duckdb")
     assert fake_sql["plan_to_sql"] == (out["plan"], "duckdb")
+    assert fake_sql["source"] == "SELECT * FROM t WHERE a > 1"  # the renderer puts the source's hints back
     assert out["sql"] == "SELECT * FROM t WHERE a > 1"
 
 
