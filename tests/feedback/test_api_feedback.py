@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -102,8 +103,8 @@ def test_feedback_goes_with_its_record(serve: Serve, app: FastAPI) -> None:
         )
         assert posted.status_code == 200
     store = app.state.feedback.store
+    assert store.get(answer["request_id"]) is not None
     history = app.state.history.store
-    with history._connect() as con:
-        con.cursor().execute(history._backend.sql("DELETE FROM optimizations WHERE id = ?"), (answer["request_id"],))
+    assert history.enforce_retention(timedelta(days=30), None, now=datetime.now(UTC) + timedelta(days=31)) == 1
     assert store.get(answer["request_id"]) is None
     assert store.observations(["fb_t"]) == []
