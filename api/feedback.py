@@ -69,6 +69,24 @@ class TaskRun(BaseModel):
     median_q_error: float | None = None
 
 
+def _inline_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema with its ``$defs`` inlined: the route documents a body it reads itself."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(item: Any) -> Any:
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return inline(defs[ref.removeprefix("#/$defs/")])
+            return {key: inline(value) for key, value in item.items()}
+        if isinstance(item, list):
+            return [inline(value) for value in item]
+        return item
+
+    return inline(schema)
+
+
 def get_feedback(request: Request) -> FeedbackService:
     return request.app.state.feedback
 
@@ -95,7 +113,7 @@ def parse_feedback(raw: bytes, max_json_depth: int) -> list[dict[str, Any]]:
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": FeedbackRequest.model_json_schema()}},
+            "content": {"application/json": {"schema": _inline_schema(FeedbackRequest)}},
         }
     },
 )
