@@ -174,9 +174,8 @@ class _Mapper:
         op, node_id = str(node.get("op")), str(node.get("id"))
         kids = [str(c.get("id")) for c in children_of(node)]
         kid_leaves = [self.leaves.get(k) for k in kids]
-        self.leaves[node_id] = (
-            frozenset().union(*kid_leaves) if kids and all(x is not None for x in kid_leaves) else None
-        )
+        known = [x for x in kid_leaves if x is not None]
+        self.leaves[node_id] = frozenset().union(*known) if kids and len(known) == len(kids) else None
         if op == "scan":
             self.scan(node_id, node)
         elif op == "filter":

@@ -62,11 +62,11 @@ def session_conf(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[None]
             spark.conf.set(key, value)
         yield
     finally:
-        for key, value in previous.items():
-            if value is None:
+        for key, old in previous.items():
+            if old is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, old)
 
 
 def run_and_report(
@@ -77,7 +77,8 @@ def run_and_report(
     action: Callable[[DataFrame], Any] = lambda frame: frame.collect(),
 ) -> tuple[Any, RunReport]:
     """Run the answer (``action`` on its DataFrame: a collect by default, or a write), then send its counts."""
-    spark_part = answer.get("spark") if isinstance(answer.get("spark"), Mapping) else {}
+    found = answer.get("spark")
+    spark_part: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     sql = str(spark_part.get("sql") or answer["sql"])
     with session_conf(spark, dict(spark_part.get("conf") or {})), observe(spark) as run:
         started = time.perf_counter()

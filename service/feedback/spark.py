@@ -65,7 +65,7 @@ def graph_from_java(java_graph: Any, values: Mapping[int, str] | None = None) ->
 
 def plan_graph(spark: SparkSession, java_plan: Any) -> SparkGraph:
     """The graph of a physical plan that has not run (no counts): used to learn what a table's scan looks like."""
-    jvm = spark.sparkContext._jvm
+    jvm: Any = spark.sparkContext._jvm
     info = jvm.org.apache.spark.sql.execution.SparkPlanInfo.fromSparkPlan(java_plan)
     return graph_from_java(jvm.org.apache.spark.sql.execution.ui.SparkPlanGraph.apply(info))
 

@@ -109,3 +109,24 @@ def test_a_reused_exchange_is_never_counted_twice_or_guessed(spark: Any, tables:
             assert node.rows_out == truth[kinds[node.id]], (node, kinds[node.id])
     for node_id in node_ids(answer, "aggregate"):
         assert node_id in by_id(report) or report.unmapped[node_id]
+
+
+def test_a_filter_above_an_aggregate_and_one_catalyst_moved(spark: Any, tables: Tables) -> None:
+    register(spark, tables.root)
+    answer = answer_for("SELECT a, count(*) AS c FROM fb_t GROUP BY a HAVING count(*) > 6")
+    report = run(spark, answer)
+    per_key = Counter(r[0] for r in tables.t)
+    (having,) = node_ids(answer, "filter")
+    counted = by_id(report)
+    assert counted[having].rows_out == sum(1 for n in per_key.values() if n > 6)
+    assert counted[having].rows_in == len(per_key)
+
+    # above the join in the plan ("never" leaves every filter where it was written), pushed into the scan by
+    # Catalyst's defaults: Spark has no filter that is the plan's, so nothing is counted for it
+    sql = "SELECT fb_t.s FROM fb_t JOIN fb_u ON fb_t.a = fb_u.a WHERE fb_t.s LIKE '%1%'"
+    kept_plan = OptimizeService().optimize(
+        OptimizeInput(sql=sql, catalog=CATALOG, options={"mode": "never"})
+    )  # "never": every filter stays where it was written
+    report = run(spark, kept_plan)
+    (where,) = node_ids(kept_plan, "filter")
+    assert where not in by_id(report) and report.unmapped[where]
