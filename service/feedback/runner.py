@@ -9,6 +9,8 @@ Example::
 
     answer = httpx.post(f"{url}/optimize", json=request).json()
     rows, report = run_and_report(spark, answer, http_sender(url), catalog=request["catalog"])
+
+A runner of its own wraps its action in ``observe(spark)`` and then calls ``send_feedback``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from service.feedback.mapping import ActualRows
-from service.feedback.spark import actual_rows, observe
+from service.feedback.spark import ObservedRun, actual_rows, observe
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -85,7 +87,19 @@ def run_and_report(
         result = action(spark.sql(sql))
         ran = time.perf_counter()
     # feedback's cost: waiting for Spark's listener, reading the plan graph, mapping, sending
+    actual = send_feedback(spark, answer, run, send, catalog)
+    return result, RunReport(actual, ran - started, time.perf_counter() - ran)
+
+
+def send_feedback(
+    spark: SparkSession,
+    answer: Mapping[str, Any],
+    run: ObservedRun,
+    send: Sender | None,
+    catalog: Mapping[str, Any] | None = None,
+) -> ActualRows:
+    """Map what an ``observe`` block ran onto the answer and send the counts (any runner can call this)."""
     actual = actual_rows(spark, answer, run.graph(), catalog)
     if send is not None and actual.nodes:
         send(str(answer["request_id"]), {"nodes": [node.to_wire() for node in actual.nodes]})
-    return result, RunReport(actual, ran - started, time.perf_counter() - ran)
+    return actual

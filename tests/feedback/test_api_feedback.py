@@ -108,3 +108,30 @@ def test_feedback_goes_with_its_record(serve: Serve, app: FastAPI) -> None:
     assert history.enforce_retention(timedelta(days=30), None, now=datetime.now(UTC) + timedelta(days=31)) == 1
     assert store.get(answer["request_id"]) is None
     assert store.observations(["fb_t"]) == []
+
+
+def test_hostile_bodies_get_a_clear_4xx(serve: Serve, app: FastAPI) -> None:
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        answer = optimize(http)
+        path = f"/feedback/{answer['request_id']}"
+        scan = scan_id(answer)
+        cases = [
+            ({"nodes": [{"id": scan, "rows_out": 1}] * 10_001}, "$.nodes"),
+            ({"nodes": [{"id": "x" * 1000, "rows_out": 1}]}, "$.nodes[0].id"),
+            ({"nodes": [{"id": scan, "rows_out": 1.5}]}, "$.nodes[0].rows_out"),
+            ({"nodes": [{"id": scan, "rows_out": True}]}, "$.nodes[0].rows_out"),
+            ({"nodes": [{"id": scan, "rows_out": "7"}]}, "$.nodes[0].rows_out"),
+            ({"nodes": [{"id": scan}]}, "$.nodes[0].rows_out"),
+            ({"nodes": {"id": scan}}, "$.nodes"),
+            ([], "$"),
+        ]
+        for body, where in cases:
+            response = http.post(path, json=body)
+            assert response.status_code == 422, (body, response.text)
+            assert response.json()["path"] == where
+        malformed = http.post(path, content=b"{nodes", headers={"Content-Type": "application/json"})
+        assert malformed.status_code == 400
+        assert http.post(f"/feedback/{'z' * 5000}", json={"nodes": []}).status_code == 404
+        huge = http.post(path, json={"nodes": [{"id": scan, "rows_out": 10**40}]})
+        assert huge.status_code == 200 and huge.json()["nodes"][0]["actual_rows"] == 10**40
+        assert app.state.feedback.store.get(answer["request_id"])["nodes"] == [{"id": scan, "rows_out": 10**40}]
