@@ -7,6 +7,7 @@ This is the composition root of the command line, so it is the one module under
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -181,10 +182,18 @@ def explain(
     dialect: _Dialect = None,
     mode: _Mode = None,
     matrix: Annotated[bool, typer.Option("--matrix", help="Also print every (predicate, operator) row.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A recorded answer: print the comparison as JSON.")] = False,
 ) -> None:
-    """Say per predicate where it ended up and why: the answer's ``summary``, then the plan after."""
+    """Say per predicate where it ended up and why: the answer's ``summary``, then the plan after.
+
+    Given the ``request_id`` of a recorded answer instead of a request, show that answer's plan with, per node,
+    estimated rows against the rows a run reported (q-error).
+    """
     from service.decision_summary import render_summary
 
+    if request_file is not None and sql is None and _is_request_id(request_file):
+        _explain_recorded(request_file, as_json)
+        return
     response = _optimize(request_file, sql, catalog, dialect, mode)
     parts = ["== predicates ==", render_summary(response.get("summary", [])) or "(no predicates)"]
     parts += ["== plan after ==", response.get("explain", {}).get("after", "")]
@@ -193,6 +202,16 @@ def explain(
         parts += ["== decisions ==", format_table(DECISION_HEADERS, decisions)]
     parts += statistics_lines(response)
     typer.echo("\n".join(parts))
+
+
+def _is_request_id(text: str) -> bool:
+    """A recorded answer's id (a UUID or a caller's X-Request-ID) rather than a file to read."""
+    return (
+        text != "-"
+        and not Path(text).exists()
+        and re.fullmatch(r"[A-Za-z0-9._:-]{1,128}", text) is not None
+        and not text.endswith((".json", ".sql"))
+    )
 
 
 def _optimize(
@@ -292,6 +311,28 @@ def _fail_at_sql(message: str, text: str, where: str, line: int, column: int | N
             out.append("  " + " " * (len(gutter) - 2) + "| " + " " * (column - 1) + "^")
     typer.echo("\n".join(out), err=True)
     raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _explain_recorded(request_id: str, as_json: bool) -> None:
+    """Show a recorded answer's plan and, per node, estimated rows against the rows a run reported (q-error)."""
+    from service.feedback.report import node_rows, render
+    from service.feedback.store import FeedbackStore
+    from service.history import HistoryStore
+
+    settings = Settings()
+    try:
+        store = HistoryStore.from_settings(settings)
+        record = store.get(request_id)
+        feedback = FeedbackStore(store).get(request_id) if record is not None else None
+    except Exception as exc:  # noqa: BLE001 - a database the command cannot reach: say which, no trace
+        _fail(f"the history store cannot be read: {type(exc).__name__}: {exc}", "$")
+    if record is None:
+        _fail(f"no optimization {request_id!r} in the history", "$.request_id")
+    if as_json:
+        rows = node_rows(record["response"], feedback["nodes"]) if feedback else None
+        typer.echo(json.dumps({"request_id": request_id, "feedback": feedback and {**feedback, "nodes": rows}}))
+    else:
+        typer.echo(render(record, feedback))
 
 
 @app.command()

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel import optimize_wire
 from service.analyzed_tables import (
@@ -24,7 +24,10 @@ from service.analyzed_tables import (
 )
 from service.decision_summary import summarize
 from service.errors import InputError
-from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog
+from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
+
+if TYPE_CHECKING:
+    from service.feedback.use_case import FeedbackService
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +71,11 @@ def _resolved_by(name: str, given: dict[str, Any] | None) -> str:
 class OptimizeService:
     """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
 
-    def __init__(self, store: StatisticsStore | None = None) -> None:
-        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused)."""
+    def __init__(self, store: StatisticsStore | None = None, feedback: FeedbackService | None = None) -> None:
+        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused);
+        ``feedback``: observed selectivities of earlier runs (None: estimates never come from feedback)."""
         self.store = store
+        self.feedback = feedback
 
     def optimize(
         self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
@@ -80,22 +85,33 @@ class OptimizeService:
         ``request_id``: the answer's id (a new UUID when None); ``client_request_id``: the caller's own
         ``X-Request-ID``, echoed in the answer when given.
         """
+        from service.feedback.annotate import annotate, feedback_option
+
+        options, use_feedback = feedback_option(request.options)
         given = request.catalog
         by_name = add_analyzed_tables(given, _tables_read(request), self.store, bare_keys=request.sql is not None)
         used: list[tuple[str, StoredTable]] = []
         catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
-        request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)
-        if request.sql is not None:
-            original, response = self._optimize_sql(request, engine)
-        elif request.substrait is not None:
-            original, response = self._optimize_substrait(request, engine)
-        else:
-            original, response = request.plan, engine(request.plan, request.catalog, request.options)
-        mode = (request.options or {}).get("mode", "cost")
-        always = {**(request.options or {}), "mode": "always"}
-        add_baseline(response, mode, lambda: engine(original, request.catalog, always))
+        resolved = replace(request, catalog=catalog, options=options)
+        learned = None
+        if use_feedback and self.feedback is not None:
+            from costmodel.estimate import DEFAULT_SOURCES
+
+            chain = sample_sources(samples) or DEFAULT_SOURCES
+            learned = self.feedback.source_for(request.catalog, request.context, chain)
+        front = (learned,) if learned is not None else ()
+        engine = partial(optimize_with_samples, samples=samples, front=front)
+        original, response = self._run(resolved, engine)
+        if learned is not None and learned.details:  # feedback answered: say what it changed
+            _, unlearned = self._run(resolved, partial(optimize_with_samples, samples=samples))
+            annotate(response, unlearned, learned.details)
+        elif not use_feedback:
+            response["feedback"] = {"enabled": False}
+        mode = (options or {}).get("mode", "cost")
+        always = {**(options or {}), "mode": "always"}
+        add_baseline(response, mode, lambda: engine(original, catalog, always))
         warn_cross_products(response, original)
-        attach_spark(response, request.catalog)
+        attach_spark(response, catalog)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics
@@ -104,6 +120,16 @@ class OptimizeService:
             ids["client_request_id"] = client_request_id
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
         return {**ids, "context": request.context, "summary": summarize(response), **response}
+
+    def _run(
+        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]]
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The plan as the request states it (before any rewrite) and the engine's answer for it."""
+        if request.sql is not None:
+            return self._optimize_sql(request, engine)
+        if request.substrait is not None:
+            return self._optimize_substrait(request, engine)
+        return request.plan, engine(request.plan, request.catalog, request.options)
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire

@@ -484,6 +484,8 @@
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Decision log"), h("span", { class: "hint" }, "pushed when 1 − r ≤ p · r1 (p: share removed by the filter; r: rows out / rows in; r1: operator cost / filter cost per row)")), h("div", { class: "table-wrap" }, decisionTable(response.decisions || []))),
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Estimates"), h("span", { class: "hint" }, "selectivity = share of rows kept")), h("div", { class: "table-wrap" }, estimateTable(response.estimates || []))),
       ];
+      // estimated against actual rows, and the task's q-error over runs (feedback.js)
+      if (window.PushdownFeedback) sections.splice(3, 0, ...window.PushdownFeedback.drillPanels(record));
       const original = record.request.sql || null;
       if (original || response.sql) {
         sections.push(h("section", { class: "trees" },
@@ -496,6 +498,7 @@
             h("pre", { class: "code" }, JSON.stringify(record.request, null, 2)),
             h("pre", { class: "code" }, JSON.stringify(response, null, 2))))));
       $("#drill-content").replaceChildren(...sections);
+      if (window.PushdownFeedback) await window.PushdownFeedback.afterDrill(record);
       $("#drill").hidden = false;
       $("#drill").scrollTop = 0;
       document.body.dataset.drill = id;
@@ -547,5 +550,6 @@
     refresh().then(route);
   }
 
+  window.PushdownDashboard = { h, num, badge, api, chart, COLORS };
   start();
 })();
