@@ -20,8 +20,9 @@ from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "api.md").read_text()
-#: Calls whose first string argument is an error code (``_error(status, code, ...)``: the second).
-ERROR_CALLS = frozenset({"InputError", "PlanError", "SqlError", "SubstraitError", "_error"})
+#: Calls whose first string argument is an error code; ``_error(status, code, ...)`` and ``_refuse``: the second.
+ERROR_CALLS = frozenset({"InputError", "PlanError", "SqlError", "SubstraitError", "_error", "_refuse"})
+STATUS_FIRST = frozenset({"_error", "_refuse"})
 #: Codes made by the error handlers themselves rather than raised by name.
 HANDLER_CODES = frozenset({"internal", "http_error"})
 
@@ -54,7 +55,7 @@ def raised_codes() -> dict[str, set[str]]:
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
                 if name not in ERROR_CALLS:
                     continue
-                args = node.args[1:] if name == "_error" else node.args
+                args = node.args[1:] if name in STATUS_FIRST else node.args
                 if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
                     found.setdefault(args[0].value, set()).add(str(path.relative_to(ROOT)))
     return found
