@@ -12,7 +12,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
@@ -90,7 +90,7 @@ def _with_overview(store: HistoryStore, items: list[dict[str, Any]], total: int)
     summary="One optimization in full: request, answer, reasons, and the plan trees before and after",
     responses={**_ERRORS, 404: {"model": ErrorResponse, "description": "No such optimization."}},
 )
-async def get_optimization(record_id: str, history: HistoryDep) -> Any:
+async def get_optimization(record_id: str, history: HistoryDep, request: Request) -> Any:
     record = await _read(history, lambda store: store.get(record_id))
     if isinstance(record, JSONResponse):
         return record
@@ -103,6 +103,8 @@ async def get_optimization(record_id: str, history: HistoryDep) -> Any:
         side: explain_tree(str(explain.get(side) or ""), (cost.get(side) or {}).get("nodes") or [])
         for side in ("before", "after")
     }
+    feedback = getattr(request.app.state, "feedback", None)  # estimated against actual rows, when a run reported
+    record["feedback"] = await run_in_threadpool(feedback.for_record, record) if feedback is not None else None
     return record
 
 

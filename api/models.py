@@ -74,7 +74,19 @@ class OptimizeRequest(BaseModel):
     options: dict[str, Any] | None = Field(
         default=None, description="mode (cost|always|never), operator and filter costs."
     )
+    functions: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "Functions the query calls, by name as in the SQL or plan: "
+            '{"name": {"cost": N, "deterministic": true, "may_fail": false}}. '
+            "A function the engine does not know and nobody declared is never moved."
+        ),
+    )
     context: Context | None = None
+    functions: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description='Functions the SQL calls, by name: {"cost": N, "deterministic": true} (cost per row).',
+    )
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
@@ -84,6 +96,15 @@ class OptimizeRequest(BaseModel):
             raise PydanticCustomError("plan_or_sql", message)
         return self
 
+    def _options_with_functions(self) -> dict[str, Any] | None:
+        """The engine reads declarations from ``options.functions``; the request's ``functions`` go there."""
+        if self.functions is None:
+            return self.options
+        options = dict(self.options or {})
+        declared = options.get("functions")
+        options["functions"] = {**declared, **self.functions} if isinstance(declared, dict) else self.functions
+        return options
+
     def to_input(self) -> OptimizeInput:
         return OptimizeInput(
             plan=self.plan,
@@ -91,8 +112,9 @@ class OptimizeRequest(BaseModel):
             substrait=self.substrait,
             dialect=self.dialect,
             catalog=self.catalog,
-            options=self.options,
+            options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
+            functions=self.functions,
         )
 
 
@@ -175,7 +197,14 @@ class Cost(BaseModel):
 
     before: CostTable
     after: CostTable
-    savings: float = Field(description="1 - after.total / before.total.")
+    savings: float = Field(description="1 - after.total / before.total: against the query as written.")
+    baseline: dict[str, Any] | None = Field(
+        default=None, description="The rule-based plan's cost (`always` mode: what Catalyst and its peers run)."
+    )
+    savings_vs_baseline: float | None = Field(
+        default=None, description="1 - after.total / baseline.total: the gain over rule-based pushdown (headline)."
+    )
+    savings_vs_written: float | None = Field(default=None, description="Same as `savings`, labelled.")
 
 
 class Decision(BaseModel):
@@ -293,6 +322,11 @@ class OptimizeResponse(BaseModel):
     cost: Cost
     explain: Explain
     model_version: str | None = Field(default=None, description="The cost model's version.")
+    spark: dict[str, Any] | None = Field(
+        default=None,
+        description="What Spark runs to keep every placement: `sql` (Spark dialect, per-predicate barriers), "
+        "`conf` (session settings, normally empty), `barriers`, `left_to_spark`.",
+    )
 
 
 class ErrorResponse(BaseModel):

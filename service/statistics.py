@@ -400,16 +400,19 @@ def sample_sources(samples: dict[str, Sample]) -> tuple[Any, ...] | None:
 
 
 def optimize_with_samples(
-    plan: Any, catalog: Any, options: Any, samples: dict[str, Sample] | None = None
+    plan: Any, catalog: Any, options: Any, samples: dict[str, Sample] | None = None, front: tuple[Any, ...] = ()
 ) -> dict[str, Any]:
-    """``costmodel.optimize_wire`` with the sample source in front of the estimator chain."""
+    """``costmodel.optimize_wire`` with the sample source in front of the estimator chain, and ``front`` (e.g. the
+    feedback source) before that."""
     from costmodel import catalog_from_wire, optimize, options_from_wire, plan_from_wire
+    from costmodel.estimate import DEFAULT_SOURCES
 
     sources = sample_sources(samples or {})
-    if sources is None:
+    if sources is None and not front:
         from costmodel import optimize_wire
 
         return optimize_wire(plan, catalog, options)
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
-    return optimize(plan_from_wire(plan, cat), cat, opts, sources=sources).to_wire()
+    chain = (*front, *(sources if sources is not None else DEFAULT_SOURCES))
+    return optimize(plan_from_wire(plan, cat, functions=opts.functions), cat, opts, sources=chain).to_wire()

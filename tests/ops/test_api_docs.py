@@ -50,6 +50,13 @@ def raised_codes() -> dict[str, set[str]]:
     for folder in ("api", "service", "costmodel"):
         for path in (ROOT / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):  # def f(..., code: str = "unknown_key")
+                    args = node.args.args + node.args.kwonlyargs
+                    defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults
+                    for arg, default in zip(args, defaults + node.args.kw_defaults, strict=True):
+                        if arg.arg == "code" and isinstance(default, ast.Constant) and isinstance(default.value, str):
+                            found.setdefault(default.value, set()).add(str(path.relative_to(ROOT)))
+                    continue
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)

@@ -53,7 +53,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def _sql_after(stdout: str) -> str:
-    return stdout.split("== sql after ==\n", 1)[1]
+    return stdout.split("== sql after ==\n", 1)[1].split("\n== spark ==", 1)[0]
 
 
 def test_a_sql_file_prints_explain_costs_decisions_and_the_rewritten_sql(

@@ -13,12 +13,22 @@
 
   // ------------------------------------------------------------ formatting
 
+  const UNITS = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  const sigFmt = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3 });
+
+  /** A cost for people: 1,234 below ten thousand, then 12.3k, 4.56M, 7.89G, 1.23T, and 1.29e25 beyond. */
   function num(value) {
     if (value === null || value === undefined || Number.isNaN(value)) return "–";
-    return Math.abs(value) >= 100 ? intFmt.format(value) : decFmt.format(value);
+    const abs = Math.abs(value);
+    if (abs < 1e4) return abs >= 100 ? intFmt.format(value) : decFmt.format(value);
+    if (abs >= 1e15) return value.toExponential(2).replace("e+", "e");
+    const [size, unit] = UNITS.find(([s]) => abs >= s);
+    return sigFmt.format(value / size) + unit;
   }
+  /** One decimal; a ratio far outside [-1, 1] (against a cross product) stays short. */
   function pct(value) {
-    return value === null || value === undefined ? "–" : pctFmt.format(value);
+    if (value === null || value === undefined || Number.isNaN(value)) return "–";
+    return Math.abs(value) >= 100 ? num(value * 100) + "%" : pctFmt.format(value);
   }
   function ratio(value, digits) {
     return value === null || value === undefined ? "–" : Number(value).toFixed(digits === undefined ? 3 : digits);
@@ -301,6 +311,16 @@
     ];
   }
 
+  /** The headline: savings against the plan rule-based pushdown (Catalyst, every peer) would run; answers
+   *  recorded before the baseline existed have none. */
+  function baselineCard(cost) {
+    if (!cost.baseline) return null;
+    return h("article", { class: "card accent" },
+      h("h2", {}, "Savings vs rule-based"),
+      h("div", { class: "value", "data-testid": "drill-savings-baseline" }, pct(cost.savings_vs_baseline)),
+      h("div", { class: "sub" }, "baseline cost " + num(cost.baseline.total)));
+  }
+
   function savingsCell(value) {
     return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
   }
@@ -453,7 +473,8 @@
         h("section", { class: "cards" },
           h("article", { class: "card" }, h("h2", {}, "Cost before"), h("div", { class: "value" }, num(record.cost_before))),
           h("article", { class: "card" }, h("h2", {}, "Cost after"), h("div", { class: "value" }, num(record.cost_after))),
-          h("article", { class: "card accent" }, h("h2", {}, "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
+          baselineCard(cost),
+          h("article", { class: "card" + (cost.baseline ? "" : " accent") }, h("h2", {}, cost.baseline ? "Savings vs as written" : "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
           h("article", { class: "card" }, h("h2", {}, "Decisions"), h("div", { class: "sub" }, decisionBadges(record)))
         ),
         h("section", { class: "trees" },
@@ -463,6 +484,8 @@
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Decision log"), h("span", { class: "hint" }, "pushed when 1 − r ≤ p · r1 (p: share removed by the filter; r: rows out / rows in; r1: operator cost / filter cost per row)")), h("div", { class: "table-wrap" }, decisionTable(response.decisions || []))),
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Estimates"), h("span", { class: "hint" }, "selectivity = share of rows kept")), h("div", { class: "table-wrap" }, estimateTable(response.estimates || []))),
       ];
+      // estimated against actual rows, and the task's q-error over runs (feedback.js)
+      if (window.PushdownFeedback) sections.splice(3, 0, ...window.PushdownFeedback.drillPanels(record));
       const original = record.request.sql || null;
       if (original || response.sql) {
         sections.push(h("section", { class: "trees" },
@@ -475,6 +498,7 @@
             h("pre", { class: "code" }, JSON.stringify(record.request, null, 2)),
             h("pre", { class: "code" }, JSON.stringify(response, null, 2))))));
       $("#drill-content").replaceChildren(...sections);
+      if (window.PushdownFeedback) await window.PushdownFeedback.afterDrill(record);
       $("#drill").hidden = false;
       $("#drill").scrollTop = 0;
       document.body.dataset.drill = id;
@@ -526,5 +550,6 @@
     refresh().then(route);
   }
 
+  window.PushdownDashboard = { h, num, badge, api, chart, COLORS };
   start();
 })();
