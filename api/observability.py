@@ -78,22 +78,15 @@ class ObservabilityMiddleware:
         started = time.perf_counter()
         status = 500
         error_body = bytearray()
+        recorded = False
 
-        async def send_with_id(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                message["headers"] = [
-                    *(h for h in message.get("headers", []) if h[0].lower() != REQUEST_ID_HEADER.encode()),
-                    (REQUEST_ID_HEADER.encode(), request_id.encode()),
-                ]
-            elif message["type"] == "http.response.body" and status >= 400 and len(error_body) < _MAX_ERROR_BODY:
-                error_body.extend(message.get("body", b""))
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_id)
-        finally:
+        def record() -> None:
+            """Count, time and log the request once; called before its last byte leaves, so a client that has
+            the answer also finds it in /metrics and the log."""
+            nonlocal recorded
+            if recorded:
+                return
+            recorded = True
             elapsed = time.perf_counter() - started
             route = _route_of(scope)
             error = (_error_code(bytes(error_body)) or "http_error") if status >= 400 else None
@@ -114,6 +107,26 @@ class ObservabilityMiddleware:
                     **({"error": error} if error else {}),
                 },
             )
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                message["headers"] = [
+                    *(h for h in message.get("headers", []) if h[0].lower() != REQUEST_ID_HEADER.encode()),
+                    (REQUEST_ID_HEADER.encode(), request_id.encode()),
+                ]
+            elif message["type"] == "http.response.body":
+                if status >= 400 and len(error_body) < _MAX_ERROR_BODY:
+                    error_body.extend(message.get("body", b""))
+                if not message.get("more_body", False):
+                    record()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            record()  # a request that ended without a complete answer (a dropped connection, a crash mid-body)
             request_id_var.reset(token)
 
 

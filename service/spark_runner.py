@@ -158,11 +158,11 @@ def session_settings(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[N
             spark.conf.set(key, value)
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
+        for key, previous in saved.items():
+            if previous is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, previous)
 
 
 def _get(spark: SparkSession, key: str) -> str | None:

@@ -76,7 +76,10 @@ def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
             call("GET", "/healthz", "/healthz")
             plan = {"op": "filter", "predicate": {"fn": ">", "args": [{"col": "id"}, {"lit": 3}]},
                     "input": {"op": "scan", "table": "cities"}}  # fmt: skip
-            answer = call("POST", "/optimize", "/optimize", json={"plan": plan, "catalog": CATALOG}).json()
+            context = {"pipeline": "image", "task": "check"}
+            answer = call(
+                "POST", "/optimize", "/optimize", json={"plan": plan, "catalog": CATALOG, "context": context}
+            ).json()
             sql = call("POST", "/optimize", "/optimize", json={"sql": "SELECT id FROM cities WHERE id > 3",
                                                                "catalog": CATALOG}).json()  # fmt: skip
             assert "sql" in sql
@@ -97,6 +100,10 @@ def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
             call("GET", "/api/optimizations", "/api/optimizations")
             call("GET", "/api/optimizations/{record_id}", f"/api/optimizations/{answer['request_id']}")
             call("GET", "/api/savings", "/api/savings")
+            nodes = [{"id": answer["plan"]["id"], "rows_out": 3}]
+            call("POST", "/feedback/{request_id}", f"/feedback/{answer['request_id']}", json={"nodes": nodes})
+            runs = call("GET", "/api/feedback/runs", "/api/feedback/runs", params=context).json()
+            assert len(runs) == 1
             call("GET", "/api/history/status", "/api/history/status")
             assert "pushdown_http_requests_total" in call("GET", "/metrics", "/metrics").text
             assert call("GET", "/openapi.json", "/openapi.json").json()["paths"]

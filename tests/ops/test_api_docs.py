@@ -20,8 +20,9 @@ from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "api.md").read_text()
-#: Calls whose first string argument is an error code (``_error(status, code, ...)``: the second).
-ERROR_CALLS = frozenset({"InputError", "PlanError", "SqlError", "SubstraitError", "_error"})
+#: Calls whose first string argument is an error code; ``_error(status, code, ...)`` and ``_refuse``: the second.
+ERROR_CALLS = frozenset({"InputError", "PlanError", "SqlError", "SubstraitError", "_error", "_refuse"})
+STATUS_FIRST = frozenset({"_error", "_refuse"})
 #: Codes made by the error handlers themselves rather than raised by name.
 HANDLER_CODES = frozenset({"internal", "http_error"})
 
@@ -49,12 +50,19 @@ def raised_codes() -> dict[str, set[str]]:
     for folder in ("api", "service", "costmodel"):
         for path in (ROOT / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):  # def f(..., code: str = "unknown_key")
+                    args = node.args.args + node.args.kwonlyargs
+                    defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + node.args.defaults
+                    for arg, default in zip(args, defaults + node.args.kw_defaults, strict=True):
+                        if arg.arg == "code" and isinstance(default, ast.Constant) and isinstance(default.value, str):
+                            found.setdefault(default.value, set()).add(str(path.relative_to(ROOT)))
+                    continue
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
                 if name not in ERROR_CALLS:
                     continue
-                args = node.args[1:] if name == "_error" else node.args
+                args = node.args[1:] if name in STATUS_FIRST else node.args
                 if args and isinstance(args[0], ast.Constant) and isinstance(args[0].value, str):
                     found.setdefault(args[0].value, set()).add(str(path.relative_to(ROOT)))
     return found

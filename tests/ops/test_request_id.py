@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 
@@ -29,6 +30,15 @@ class Captured(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.lines.append(json.loads(self.format(record)))
+
+    def of(self, request_id: str, timeout: float = 5) -> list[dict[str, object]]:
+        """The lines of one request; the access line is written once the answer has gone out, so wait for it."""
+        deadline = time.monotonic() + timeout
+        while not (found := [line for line in self.lines if line.get("request_id") == request_id]):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        return found
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +71,7 @@ def test_a_made_up_id_is_the_answer_s_id_header_and_log_field(http: httpx.Client
     assert response.status_code == 200
     request_id = response.headers["x-request-id"]
     assert response.json()["request_id"] == request_id and "client_request_id" not in response.json()
-    (line,) = [line for line in logs.lines if line.get("request_id") == request_id]
+    (line,) = logs.of(request_id)
     assert line["logger"] == "pushdown.access" and line["level"] == "info"
     assert (line["method"], line["route"], line["status"]) == ("POST", "/optimize", 200)
     assert isinstance(line["duration_ms"], float) and line["ts"].endswith("+00:00")
@@ -73,7 +83,7 @@ def test_the_caller_s_id_is_echoed_and_logged(http: httpx.Client, logs: Captured
     body = response.json()
     assert body["client_request_id"] == "airflow-run-7.task:2"
     assert body["request_id"] != "airflow-run-7.task:2"  # the answer's own id stays unique: callers retry
-    assert [line["status"] for line in logs.lines if line.get("request_id") == "airflow-run-7.task:2"] == [200]
+    assert [line["status"] for line in logs.of("airflow-run-7.task:2")] == [200]
 
 
 def test_a_reused_id_still_records_every_answer(http: httpx.Client, app: FastAPI) -> None:
@@ -93,5 +103,5 @@ def test_an_unsafe_id_is_replaced(http: httpx.Client, given: str) -> None:
 def test_errors_carry_the_id_and_their_code_in_the_log(http: httpx.Client, logs: Captured) -> None:
     response = http.post("/optimize", content=b"{", headers={"content-type": "application/json", "X-Request-ID": "e1"})
     assert (response.status_code, response.headers["x-request-id"]) == (400, "e1")
-    (line,) = [line for line in logs.lines if line.get("request_id") == "e1"]
+    (line,) = logs.of("e1")
     assert (line["status"], line["error"]) == (400, "malformed_json")
