@@ -3,8 +3,8 @@
 Sources are asked in order; the first that can answer wins. Today:
 ``ColumnStatsSource`` (NDV, min/max, null count, histogram, most common values
 from the catalog) then ``DefaultSource`` (documented constants, see
-docs/estimation.md). A sample-based source (issue 4) implements the same
-``SelectivitySource`` protocol and goes first.
+docs/estimation.md). The sample-based source (``costmodel.sample.SampleSource``)
+implements the same ``SelectivitySource`` protocol and goes first when a sample exists.
 
 Compound predicates are combined here: AND multiplies (independence), OR is
 inclusion-exclusion, NOT complements; the combined estimate reports the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from costmodel.expr import Column, Expr
+from costmodel.expr import Column, Expr, PlanNode, use_plan_walker
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
 
 
@@ -223,6 +223,15 @@ def output_fields(node: Node) -> tuple[Field, ...]:
 def node_expressions(node: Node) -> list[Expr]:
     """Every expression a node holds (used to look inside subqueries)."""
     return kind_of(node).expressions(node)
+
+
+def _plan_expressions(plan: PlanNode) -> Iterator[Expr]:
+    """Every expression of every node under ``plan`` (subqueries' own subqueries are walked by ``expr.walk``)."""
+    for node in walk_plan(plan):  # type: ignore[arg-type]
+        yield from node_expressions(node)
+
+
+use_plan_walker(_plan_expressions)
 
 
 @dataclass

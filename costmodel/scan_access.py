@@ -25,11 +25,13 @@ from typing import Any
 
 from costmodel.catalog import Catalog, Index, TableInfo
 from costmodel.cost import CostModel, split_join_condition
-from costmodel.expr import Call, Column, Expr, Literal, and_, to_sql
+from costmodel.expr import Call, Column, Expr, Literal, and_
+from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_fields, with_children
 from costmodel.pruning import prune
 from costmodel.reasons import Reason
+from costmodel.render import to_sql
 
 
 @dataclass
@@ -106,7 +108,7 @@ def _scan_below(node: Node) -> Scan | None:
 
 def _joined_through_index(join: Join, catalog: Catalog) -> Scan | None:
     """The right input's scan when the join can look it up through an index on its join key."""
-    if join.type not in ("inner", "left", "semi", "anti") or join.on is None:
+    if not JOIN_TYPES[join.type].index_join or join.on is None:
         return None
     scan = _scan_below(join.right)
     if scan is None:

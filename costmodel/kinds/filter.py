@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import PlanError
-from costmodel.expr import Expr, conjuncts, to_sql
+from costmodel.expr import Expr, conjuncts
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, register
 from costmodel.kinds.shape import input_scope, pass_equalities, same_null_supplying, unary_children, unary_with_children
 from costmodel.plan import Filter, Node, output_fields
+from costmodel.render import to_sql
 from costmodel.rules.filter import push_through_filter
 from costmodel.wire.names import Namer
 from costmodel.wire.write import expr_to_wire

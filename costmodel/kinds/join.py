@@ -7,10 +7,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import PlanError
-from costmodel.expr import Column, Expr, to_sql
+from costmodel.expr import Column, Expr
+from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.join_rows import estimate_join
 from costmodel.kinds.registry import OperatorKind, register
 from costmodel.plan import Field, Join, Node, output_fields
+from costmodel.render import to_sql
 from costmodel.rules.infer_join_keys import column_pairs
 from costmodel.rules.join import push_through_join
 from costmodel.wire.names import Namer
@@ -18,8 +20,6 @@ from costmodel.wire.write import expr_to_wire
 
 if TYPE_CHECKING:
     from costmodel.wire.read import Binder
-
-JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti", "cross")
 
 
 def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
@@ -70,7 +70,7 @@ def _with_children(node: Any, kids: Sequence[Node]) -> Node:
 
 def _fields(node: Any) -> tuple[Field, ...]:
     left = output_fields(node.left)
-    return left if node.type in ("semi", "anti") else left + output_fields(node.right)
+    return left + output_fields(node.right) if JOIN_TYPES[node.type].emits_right else left
 
 
 def _scope(node: Any) -> tuple[Field, ...]:
@@ -83,20 +83,14 @@ def _expressions(node: Any) -> list[Expr]:
 
 def _key_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
     """Inner joins hold their key equalities on every row; only a preserved side's rows keep their values."""
-    if node.type in ("inner", "cross"):
-        return column_pairs(node), (node.left, node.right)
-    if node.type in ("left", "semi", "anti"):
-        return [], (node.left,)
-    if node.type == "right":
-        return [], (node.right,)
-    return [], ()
+    jtype = JOIN_TYPES[node.type]
+    sides = (node.left, node.right)
+    return (column_pairs(node) if jtype.keys_hold_on_output else []), tuple(sides[i] for i in jtype.passes_rows_of)
 
 
 def _null_supplying(node: Any, null_supplying: bool) -> tuple[bool, ...]:
-    return (
-        null_supplying or node.type in ("right", "full"),
-        null_supplying or node.type in ("left", "full"),
-    )
+    padded = JOIN_TYPES[node.type].null_supplied
+    return (null_supplying or 0 in padded, null_supplying or 1 in padded)
 
 
 KIND = register(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from costmodel.cost import split_join_condition
 from costmodel.expr import Column, Expr
+from costmodel.joins import JOIN_TYPES
 from costmodel.plan import Join, output_fields
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def estimate_join(model: CostModel, node: Join, kid_ests: list[RowEstimate], inp
         base_out = left.base_rows * (base_match if jtype == "semi" else 1 - base_match)
     ndv = dict(left.ndv)
     base_ndv = dict(left.base_ndv)
-    if jtype not in ("semi", "anti"):
+    if JOIN_TYPES[jtype].emits_right:
         ndv.update(right.ndv)
         base_ndv.update(right.base_ndv)
     for cid, value in ndv.items():

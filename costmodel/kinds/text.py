@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from costmodel.expr import Expr, to_sql
+from costmodel.expr import Expr
 from costmodel.plan import NamedExpr, SortKey
+from costmodel.render import to_sql
 from costmodel.wire.names import Namer
 
 

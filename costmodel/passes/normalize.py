@@ -27,13 +27,13 @@ from costmodel.expr import (
     is_deterministic,
     opaque_detail,
     opaque_names,
-    to_sql,
 )
 from costmodel.fold import Truth, constant_truth
 from costmodel.passes.work import Work
 from costmodel.placement import ABOVE, ON, Position, Pred
 from costmodel.plan import Filter, Join, Node, children, walk_plan, with_children
 from costmodel.reasons import Reason
+from costmodel.render import to_sql
 from costmodel.rules.join import side_of
 from costmodel.rules.split_conjunctions import classify_conjuncts, fold_conjunct
 

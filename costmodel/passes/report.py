@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from costmodel.cost import CostModel, NodeCost
-from costmodel.expr import to_sql
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
 from costmodel.passes.work import Work
 from costmodel.placement import ON, SCAN, Position, Pred
 from costmodel.plan import Filter, Join
 from costmodel.reasons import Reason
+from costmodel.render import to_sql
 from costmodel.result import OptimizeResult
 
 

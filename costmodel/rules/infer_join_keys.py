@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from costmodel.cost import split_join_condition
 from costmodel.expr import Column, Expr, can_raise, column_ids, has_subquery, is_deterministic, substitute
+from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import Join, Node, output_fields
-
-INFER_SIDES = {"inner": (0, 1), "cross": (0, 1), "semi": (0, 1), "anti": (1,)}
 
 
 def column_pairs(node: Join) -> list[tuple[Column, Column]]:
@@ -68,7 +67,7 @@ def infer_across_keys(predicate: Expr, node: Join) -> list[tuple[int, Expr]]:
         return []
     if node.null_aware:
         return []
-    allowed = INFER_SIDES.get(node.type, ())
+    allowed = JOIN_TYPES[node.type].infer_sides
     (cid,) = used
     left_cids = {f.cid for f in output_fields(node.left)}
     source_side = 0 if cid in left_cids else 1

@@ -20,30 +20,15 @@ left of right joins; never for full joins nor a null-aware (NOT IN) anti join.
 from __future__ import annotations
 
 from costmodel.expr import Call, Expr, can_raise, column_ids
+from costmodel.joins import JOIN_TYPES
 from costmodel.plan import Join, output_fields
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
-#: sides a WHERE predicate may enter, by join type
-WHERE_SIDES = {
-    "inner": (0, 1),
-    "cross": (0, 1),
-    "left": (0,),
-    "right": (1,),
-    "full": (),
-    "semi": (0,),
-    "anti": (0,),
-}
-#: sides an ON conjunct may enter, by join type
-ON_SIDES = {
-    "inner": (0, 1),
-    "cross": (0, 1),
-    "left": (1,),
-    "right": (0,),
-    "full": (),
-    "semi": (0, 1),
-    "anti": (1,),
-}
+#: sides a WHERE predicate may enter, by join type (costmodel.joins)
+WHERE_SIDES = {name: t.where_sides for name, t in JOIN_TYPES.items()}
+#: sides an ON conjunct may enter, by join type (costmodel.joins)
+ON_SIDES = {name: t.on_sides for name, t in JOIN_TYPES.items()}
 
 
 def side_of(predicate: Expr, node: Join) -> int | None:

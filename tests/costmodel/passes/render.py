@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from costmodel.explain import explain
-from costmodel.expr import to_sql
 from costmodel.kinds.registry import kind_of
 from costmodel.passes import Work
 from costmodel.passes.report import report
 from costmodel.placement import ON, SCAN, Position
+from costmodel.render import to_sql
 
 
 def _where(pos: Position) -> str:
