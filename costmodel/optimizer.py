@@ -27,13 +27,16 @@ from costmodel.explain import explain
 from costmodel.expr import (
     FALSE,
     Expr,
+    Subquery,
     and_,
     can_raise,
     column_ids,
     conjuncts,
     has_aggregate_or_window,
+    has_subquery,
     is_deterministic,
     to_sql,
+    transform,
 )
 from costmodel.fold import Truth, constant_truth
 from costmodel.options import Options, options_from_wire
@@ -58,6 +61,7 @@ from costmodel.plan import (
     Join,
     Node,
     children,
+    map_expressions,
     node_expressions,
     output_fields,
     walk_plan,
@@ -456,6 +460,7 @@ def optimize(
     options = options or Options()
     if sys.getrecursionlimit() < 20000:
         sys.setrecursionlimit(20000)
+    plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
     estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
     before = model.table(plan)
@@ -514,7 +519,7 @@ def optimize(
     # predicate has been merged into it yet; operators only the rewrite has fall back to the rewritten plan
     reporter = _Reporter(model, {**{c.id: c for c in after}, **{c.id: c for c in before}}, options)
 
-    decisions = list(stripped.fixed)
+    decisions = list(stripped.fixed) + inner_decisions
     estimates: list[dict[str, Any]] = []
     for pred in preds:
         costed = fallback_from is None or pred.index < fallback_from
@@ -546,6 +551,37 @@ def optimize(
         estimator.estimate,
         [report.to_wire() for report in scan_access.reports],
     )
+
+
+CORRELATED = True
+
+
+def _optimize_subqueries(
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+) -> tuple[Node, list[dict[str, Any]]]:
+    """Each uncorrelated subquery's own plan decided first (TPC-H q11's HAVING subquery filters its own
+    join); its decisions join the outer ones. A correlated subquery's plan reads outer columns that no
+    operator inside it produces, so it stays as written."""
+    decisions: list[dict[str, Any]] = []
+
+    def inner(expr: Expr) -> Expr | None:
+        if isinstance(expr, Subquery) and (CORRELATED or not expr.outer_refs):
+            result = optimize(expr.plan, catalog, options, sources)
+            decisions.extend(result.decisions)
+            return replace(expr, plan=result.plan)
+        return None
+
+    def fix(expr: Expr) -> Expr:
+        return transform(expr, inner) if has_subquery(expr) else expr
+
+    rebuilt: dict[str, Node] = {}
+    for node in reversed(list(walk_plan(plan))):  # children before parents
+        kids = tuple(rebuilt[k.id] for k in children(node))
+        new = map_expressions(node, fix)
+        if kids != children(node):
+            new = with_children(new, kids)
+        rebuilt[node.id] = new
+    return rebuilt[plan.id], decisions
 
 
 def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ substituting the computing expression.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from costmodel.expr import Column, Expr
@@ -211,6 +211,35 @@ def with_children(node: Node, kids: tuple[Node, ...] | list[Node]) -> Node:
     if kids[0] is node.input:
         return node
     return replace(node, input=kids[0])
+
+
+def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
+    """``node`` with ``fn`` applied to every expression it holds (children untouched)."""
+
+    def named(items: tuple[NamedExpr, ...]) -> tuple[NamedExpr, ...]:
+        out = tuple(replace(e, expr=fn(e.expr)) for e in items)
+        return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
+
+    if isinstance(node, Scan) and node.filters:
+        return replace(node, filters=tuple(fn(f) for f in node.filters))
+    if isinstance(node, Filter):
+        return replace(node, predicate=fn(node.predicate))
+    if isinstance(node, Project):
+        return replace(node, exprs=named(node.exprs))
+    if isinstance(node, Aggregate):
+        return replace(node, group_by=named(node.group_by), aggregates=named(node.aggregates))
+    if isinstance(node, Join) and node.on is not None:
+        return replace(node, on=fn(node.on))
+    if isinstance(node, Sort):
+        return replace(node, keys=tuple(replace(k, expr=fn(k.expr)) for k in node.keys))
+    if isinstance(node, Window):
+        return replace(
+            node,
+            partition_by=tuple(fn(p) for p in node.partition_by),
+            order_by=tuple(replace(k, expr=fn(k.expr)) for k in node.order_by),
+            functions=named(node.functions),
+        )
+    return node
 
 
 def walk_plan(node: Node) -> Iterator[Node]:
