@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
 
 from api import routes, tables
 from api.errors import install_error_handling
+from api.guard import install_hygiene
 from api.history import install_history
 from api.models import OptimizeRequest
+from api.shutdown import install_graceful_shutdown
+from costmodel.deadline import DeadlineExceeded
 from service import __version__
 from service.analyze import Analyzer, spark_session
+from service.bounded import BoundedRunner
 from service.jobs import JobRunner
 from service.optimize import OptimizeService, allow_deep_plans
 from service.settings import Settings
@@ -42,15 +50,51 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     store = _statistics_store(settings)
     app.state.optimizer = OptimizeService(store)
-    app.state.analyzer = None if store is None else Analyzer(store, lambda: spark_session(settings.spark_master))
+    app.state.analyzer = (
+        None
+        if store is None
+        else Analyzer(store, lambda: spark_session(settings.spark_master), settings.analyze_spark_idle_s)
+    )
     app.state.jobs = JobRunner()
+    app.state.runner = BoundedRunner(settings.request_time_limit_s, settings.max_concurrent_work)
     install_error_handling(app)
+    app.add_exception_handler(DeadlineExceeded, _time_limit)
+    install_hygiene(app, settings)
     app.include_router(routes.open_router)
     app.include_router(routes.router)
     app.include_router(tables.router)
     install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
+    _stop_background_work_at_shutdown(app)  # queued analyze jobs, the analyze Spark session
+    install_graceful_shutdown(app, settings.shutdown_grace_s)  # SIGTERM: finish within the grace period
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+async def _time_limit(request: Request, exc: Exception) -> JSONResponse:
+    limit = request.app.state.settings.request_time_limit_s
+    body = {
+        "error": "time_limit",
+        "message": f"the request took longer than the limit of {limit:g} s and was stopped "
+        "(PUSHDOWN_REQUEST_TIME_LIMIT_S); send a smaller plan or query",
+        "path": "$",
+        "detail": {"limit_s": limit},
+    }
+    return JSONResponse(body, status_code=503, headers={"Retry-After": "1"})
+
+
+def _stop_background_work_at_shutdown(app: FastAPI) -> None:
+    """At shutdown: cancel queued analyze jobs and stop the analyze Spark session (a running job then fails)."""
+    previous: Callable[[Any], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        async with previous(app_) as state:
+            yield state
+        app.state.jobs.shutdown(wait=False)
+        if app.state.analyzer is not None:
+            await run_in_threadpool(app.state.analyzer.close)
+
+    app.router.lifespan_context = lifespan
 
 
 def _statistics_store(settings: Settings) -> StatisticsStore | None:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import secrets
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Security
-from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from api.models import parse_optimize_request
 from service.analyze import Analyzer
+from service.bounded import BoundedRunner
 from service.errors import InputError
 from service.history import HistoryRecorder
 from service.jobs import JobRunner
@@ -18,6 +20,10 @@ from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
 
 _bearer = HTTPBearer(auto_error=False, description="Required when PUSHDOWN_API_TOKEN is set.")
+#: The dashboard's session cookie (HttpOnly, SameSite=Strict), set by POST /dashboard/login.
+SESSION_COOKIE = "pushdown_session"
+#: Methods a session cookie authenticates: reads only, so no cross-site write can ride on it.
+_COOKIE_METHODS = frozenset({"GET", "HEAD"})
 
 
 def get_settings(request: Request) -> Settings:
@@ -56,17 +62,39 @@ def get_history(request: Request) -> HistoryRecorder:
 HistoryDep = Annotated[HistoryRecorder, Depends(get_history)]
 
 
+def session_value(token: str) -> str:
+    """The cookie a signed-in dashboard holds: derived from the token, so it is not the token itself,
+    and changing the token signs every browser out."""
+    return hmac.new(token.encode(), b"pushdown dashboard session v1", hashlib.sha256).hexdigest()
+
+
+def token_matches(given: str, expected: str) -> bool:
+    return secrets.compare_digest(given.encode(), expected.encode())
+
+
 async def require_token(
+    request: Request,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
 ) -> None:
-    """401 unless auth is off or the request carries ``Authorization: Bearer <api_token>``."""
+    """401 unless auth is off, the request carries ``Authorization: Bearer <api_token>``, or (reads only)
+    the dashboard's session cookie."""
     expected = settings.api_token
     if expected is None:
         return
-    given = credentials.credentials if credentials is not None else ""
-    if not secrets.compare_digest(given.encode(), expected.encode()):
-        raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+    if credentials is not None and token_matches(credentials.credentials, expected):
+        return
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie and request.method in _COOKIE_METHODS and token_matches(cookie, session_value(expected)):
+        return
+    raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+
+
+def get_runner(request: Request) -> BoundedRunner:
+    return request.app.state.runner
+
+
+RunnerDep = Annotated[BoundedRunner, Depends(get_runner)]
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -82,8 +110,18 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def optimize_input(request: Request, settings: SettingsDep) -> OptimizeInput:
-    """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop."""
+async def optimize_input(request: Request, settings: SettingsDep, runner: RunnerDep) -> OptimizeInput:
+    """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop,
+    within the request's time limit, which starts once the body is in (``request.state.deadline``)."""
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
-    return await run_in_threadpool(parse_optimize_request, raw, settings.max_json_depth)
+    request.state.deadline = runner.deadline()
+    body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
+    if body.sql is not None and len(body.sql) > settings.max_sql_chars:
+        raise InputError(
+            "sql_too_long",
+            f"the query is {len(body.sql)} characters, the limit is {settings.max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
+            "$.sql",
+            {"limit": settings.max_sql_chars},
+        )
+    return body

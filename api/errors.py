@@ -18,10 +18,12 @@ logger = logging.getLogger(__name__)
 STATUS_BY_CODE = {
     "malformed_json": 400,
     "unauthorized": 401,
+    "outside_data_roots": 403,
     "not_found": 404,
     "method_not_allowed": 405,
     "body_too_large": 413,
     "sql_unavailable": 501,
+    "time_limit": 503,
     "statistics_unavailable": 503,
 }
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}

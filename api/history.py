@@ -105,7 +105,8 @@ async def savings(history: HistoryDep, filters: FiltersDep, top: Annotated[int, 
 
 @router.get("/history/status", summary="Whether recording is on, and what was recorded, dropped or lost")
 async def history_status(history: HistoryDep) -> dict[str, Any]:
-    return history.status()
+    """Since this process started, and ``totals`` (from the database) since the history began."""
+    return await run_in_threadpool(history.status)
 
 
 def install_history(app: FastAPI, settings: Settings) -> HistoryRecorder:
@@ -118,9 +119,10 @@ def install_history(app: FastAPI, settings: Settings) -> HistoryRecorder:
 
     @asynccontextmanager
     async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        app.state.history.start()  # the writer runs retention even before the first request
         async with previous(app_) as state:
             yield state
-        await run_in_threadpool(app.state.history.close)
+        await run_in_threadpool(app.state.history.close, settings.shutdown_grace_s or 10.0)
 
     app.router.lifespan_context = lifespan
     return recorder

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from costmodel.strict import nearest
 from service.errors import InputError
 from service.jsonguard import parse_json
 from service.optimize import OptimizeInput
@@ -99,12 +100,40 @@ def _json_path(loc: tuple[int | str, ...]) -> str:
     return "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
 
 
-def validation_error(exc: ValidationError) -> InputError:
-    """Pydantic's errors in the service's shape: the first one up front, all of them in ``detail``."""
-    errors = [
-        {"path": _json_path(err["loc"]), "type": err["type"], "message": err["msg"]}
-        for err in exc.errors(include_url=False, include_input=False, include_context=False)
-    ]
+def _known_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the model at ``loc`` (a path of field names from ``model``) accepts."""
+    for part in loc:
+        field = model.model_fields.get(str(part))
+        inner = field.annotation if field is not None else None
+        candidates = getattr(inner, "__args__", (inner,))
+        nested = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if nested is None:
+            return []
+        model = nested
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def _describe(err: Any, model: type[BaseModel] | None) -> dict[str, Any]:
+    """One pydantic error as ``{path, type, message}``; an unknown key also names the nearest known one."""
+    out = {"path": _json_path(err["loc"]), "type": err["type"], "message": err["msg"]}
+    if err["type"] == "extra_forbidden" and err["loc"]:
+        key = str(err["loc"][-1])
+        known = _known_keys(model, err["loc"][:-1]) if model is not None else []
+        suggestion = nearest(key, known)
+        out["message"] = f"unknown key {key!r}" + (f"; did you mean {suggestion!r}?" if suggestion else "")
+        out["known"] = sorted(known)
+        if suggestion:
+            out["did_you_mean"] = suggestion
+    return out
+
+
+def validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> InputError:
+    """Pydantic's errors in the service's shape: the first one up front, all of them in ``detail``.
+
+    ``model``: the model validated; with it an unknown key's error names the nearest known key.
+    """
+    raw = exc.errors(include_url=False, include_input=False, include_context=False)
+    errors = [_describe(err, model) for err in raw]
     first = errors[0]
     return InputError("invalid_request", first["message"], first["path"], {"errors": errors})
 
@@ -115,7 +144,7 @@ def parse_optimize_request(raw: bytes, max_json_depth: int) -> OptimizeInput:
     try:
         return OptimizeRequest.model_validate(data).to_input()
     except ValidationError as exc:
-        raise validation_error(exc) from None
+        raise validation_error(exc, OptimizeRequest) from None
 
 
 # ---------------------------------------------------------------- responses (documentation)

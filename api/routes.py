@@ -6,14 +6,15 @@ import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from api.deps import HistoryDep, OptimizerDep, optimize_input, require_token
+from api.deps import HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
-from service.optimize import OptimizeInput
+from service.history import HISTORY_HEADER
+from service.jsonguard import dumps_answer, number_overflow
+from service.optimize import OptimizeInput, OptimizeService
 
 #: Open to everyone, so load balancers can probe without the token.
 open_router = APIRouter()
@@ -24,8 +25,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Malformed JSON (detail has line and column)."},
     401: {"model": ErrorResponse, "description": "Missing or wrong bearer token."},
     413: {"model": ErrorResponse, "description": "Body larger than PUSHDOWN_MAX_BODY_BYTES."},
+    415: {"model": ErrorResponse, "description": "The body is not `application/json`."},
     422: {"model": ErrorResponse, "description": "Invalid request, plan, catalog, options or SQL; `path` says where."},
     501: {"model": ErrorResponse, "description": "SQL input is not available in this build."},
+    503: {"model": ErrorResponse, "description": "Longer than PUSHDOWN_REQUEST_TIME_LIMIT_S (`time_limit`)."},
 }
 _REQUEST_BODY = {
     "requestBody": {
@@ -51,15 +54,27 @@ async def optimize(
     body: Annotated[OptimizeInput, Depends(optimize_input)],
     optimizer: OptimizerDep,
     history: HistoryDep,
-) -> JSONResponse:
+    runner: RunnerDep,
+) -> Response:
     started = time.perf_counter()
-    # The engine is CPU-bound: run it off the event loop so /healthz keeps answering.
-    answer = await run_in_threadpool(optimizer.optimize, body)
-    response = JSONResponse(answer)
-    # Queued for the history's writer thread; never blocks, never raises (a lost record is logged and counted).
+    # CPU-bound, so off the event loop (/healthz keeps answering) and within the request's time limit.
+    answer, payload = await runner.run(_answer, optimizer, body, deadline=request.state.deadline)
+    response = Response(payload, media_type="application/json")
+    # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
     elapsed_ms = (time.perf_counter() - started) * 1000
-    history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    outcome = await history.record(body, answer, response.body, elapsed_ms, getattr(request.state, "raw_body", None))
+    response.headers[HISTORY_HEADER] = outcome
     return response
+
+
+def _answer(optimizer: OptimizeService, body: OptimizeInput) -> tuple[dict[str, Any], bytes]:
+    """The answer and its JSON; a cost that overflowed to infinity is the request's fault (422 with a path)."""
+    request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
+    try:
+        answer = optimizer.optimize(body)
+    except OverflowError:
+        raise number_overflow(request) from None
+    return answer, dumps_answer(answer, request)
 
 
 @router.get("/openapi.json", include_in_schema=False)

@@ -18,6 +18,7 @@ from pydantic_core import PydanticCustomError
 from api.deps import AnalyzerDep, JobsDep, SettingsDep, read_body, require_token
 from api.models import ErrorResponse, validation_error
 from service.analyze import Analyzer, AnalyzeRequest
+from service.dataroots import check_reader_options, check_table_name, resolve_source
 from service.errors import InputError
 from service.jobs import Job
 from service.jsonguard import parse_json
@@ -28,6 +29,7 @@ router = APIRouter(dependencies=[Depends(require_token)], tags=["tables"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorResponse, "description": "Missing or wrong bearer token."},
+    403: {"model": ErrorResponse, "description": "The path is outside PUSHDOWN_DATA_ROOTS (present or not)."},
     404: {"model": ErrorResponse, "description": "No such table, version or job."},
     422: {"model": ErrorResponse, "description": "Invalid body or table name; `path` says where."},
     503: {"model": ErrorResponse, "description": "The statistics store is not configured."},
@@ -66,11 +68,12 @@ class AnalyzeBody(BaseModel):
             raise PydanticCustomError("path_or_table", "exactly one of path or table is required")
         return self
 
-    def to_request(self, name: str, settings: Settings) -> AnalyzeRequest:
+    def to_request(self, name: str, settings: Settings, path: str | None = None) -> AnalyzeRequest:
+        """``path``: the source as checked and resolved (``service.dataroots``), read instead of ``self.path``."""
         opts = self.options
         return AnalyzeRequest(
             name=name,
-            path=self.path,
+            path=path or self.path,
             format=self.format,
             table=self.table,
             sample_rows=settings.analyze_sample_rows if opts.sample_rows is None else opts.sample_rows,
@@ -118,14 +121,20 @@ def _parse_body(raw: bytes, max_json_depth: int) -> AnalyzeBody:
     try:
         return AnalyzeBody.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(exc) from None
+        raise validation_error(exc, AnalyzeBody) from None
 
 
-def _check_local_path(path: str) -> None:
-    """Refuse a local path that does not exist now, rather than queue a job that must fail."""
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file") and not Path(parsed.path).exists():
-        raise InputError("path_not_found", f"no file or directory at {path}", "$.path", {"path": path})
+def _checked_source(body: AnalyzeBody, roots: list[str]) -> str | None:
+    """The resolved path under a data root (403 otherwise), or None for a catalog table; see service.dataroots."""
+    check_reader_options(body.reader_options)
+    if body.path is None:
+        check_table_name(body.table or "")
+        return None
+    resolved = resolve_source(body.path, roots)
+    # Under a root, existence is no secret: refuse a missing path now rather than queue a job that must fail.
+    if urlparse(resolved).scheme in ("", "file") and not Path(resolved).exists():
+        raise InputError("path_not_found", f"no file or directory at {body.path}", "$.path", {"path": body.path})
+    return resolved
 
 
 @router.post(
@@ -141,9 +150,8 @@ async def analyze(
     check_name(name, "$.name")
     raw = await read_body(request, settings.max_body_bytes)
     body = await run_in_threadpool(_parse_body, raw, settings.max_json_depth)
-    if body.path is not None:
-        _check_local_path(body.path)
-    job = jobs.submit("analyze", name, analyzer.job(body.to_request(name, settings)))
+    source = await run_in_threadpool(_checked_source, body, settings.data_roots)
+    job = jobs.submit("analyze", name, analyzer.job(body.to_request(name, settings, source)))
     return {"job_id": job.id, "status_url": f"/jobs/{job.id}"}
 
 

@@ -11,6 +11,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costmodel.errors import PlanError
+from costmodel.strict import check_keys
+
+_CATALOG_KEYS = frozenset({"tables"})
+_TABLE_KEYS = frozenset({"columns", "row_count", "column_stats", "indexes", "containers"})
+_COLUMN_KEYS = frozenset({"name", "type"})
+_STATS_KEYS = frozenset({"ndv", "min", "max", "null_count", "histogram", "mcv", "values"})
+_MCV_KEYS = frozenset({"value", "freq"})
+_INDEX_KEYS = frozenset({"name", "columns", "unique"})
+#: ``kind``, ``file`` and ``row_groups`` describe where a container came from (service.analyze writes them)
+_CONTAINER_KEYS = frozenset({"id", "row_count", "column_stats", "kind", "file", "row_groups"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +101,7 @@ class Catalog:
 def _stats_from_wire(raw: Any, path: str) -> ColumnStats:
     if not isinstance(raw, dict):
         raise PlanError("invalid_catalog", "column statistics must be an object", path)
+    check_keys(raw, _STATS_KEYS, path)
     hist = raw.get("histogram")
     mcv = raw.get("mcv")
     mcv_pairs: tuple[tuple[Any, float], ...] | None = None
@@ -101,6 +112,7 @@ def _stats_from_wire(raw: Any, path: str) -> ColumnStats:
         for i, item in enumerate(mcv):
             if not isinstance(item, dict) or "value" not in item or "freq" not in item:
                 raise PlanError("invalid_catalog", "mcv entries need value and freq", f"{path}.mcv[{i}]")
+            check_keys(item, _MCV_KEYS, f"{path}.mcv[{i}]")
             freq = item["freq"]
             if not _is_number(freq) or not 0 <= freq <= 1:
                 raise PlanError("invalid_catalog", "freq must be a number between 0 and 1", f"{path}.mcv[{i}].freq")
@@ -161,6 +173,7 @@ def _list(raw: Any, path: str, what: str) -> list[Any]:
 def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
     if not isinstance(raw, dict):
         raise PlanError("invalid_catalog", "a table must be an object", path)
+    check_keys(raw, _TABLE_KEYS, path)
     columns_raw = raw.get("columns", [])
     if not isinstance(columns_raw, list):
         raise PlanError("invalid_catalog", "columns must be a list", f"{path}.columns")
@@ -169,6 +182,7 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
         if isinstance(col, str):
             columns.append(ColumnDef(col))
         elif isinstance(col, dict) and isinstance(col.get("name"), str):
+            check_keys(col, _COLUMN_KEYS, f"{path}.columns[{i}]")
             columns.append(ColumnDef(col["name"], str(col.get("type", "unknown")).lower()))
         else:
             raise PlanError("invalid_catalog", "a column is a name or {name, type}", f"{path}.columns[{i}]")
@@ -177,6 +191,7 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
         ipath = f"{path}.indexes[{i}]"
         if not isinstance(idx, dict) or not isinstance(idx.get("columns"), list) or not idx["columns"]:
             raise PlanError("invalid_catalog", "an index needs a non-empty columns list", ipath)
+        check_keys(idx, _INDEX_KEYS, ipath)
         if not all(isinstance(col, str) for col in idx["columns"]):
             raise PlanError("invalid_catalog", "index columns must be names", f"{ipath}.columns")
         indexes.append(Index(str(idx.get("name", f"idx{i}")), tuple(idx["columns"]), bool(idx.get("unique", False))))
@@ -185,6 +200,7 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
         cpath = f"{path}.containers[{i}]"
         if not isinstance(con, dict):
             raise PlanError("invalid_catalog", "a container must be an object", cpath)
+        check_keys(con, _CONTAINER_KEYS, cpath)
         containers.append(
             Container(
                 id=str(con.get("id", f"container-{i}")),
@@ -208,6 +224,7 @@ def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
         return Catalog()
     if not isinstance(raw, dict):
         raise PlanError("invalid_catalog", "catalog must be an object", path)
+    check_keys(raw, _CATALOG_KEYS, path)
     tables = raw.get("tables") or {}
     if not isinstance(tables, dict):
         raise PlanError("invalid_catalog", "catalog.tables must be an object keyed by table name", f"{path}.tables")

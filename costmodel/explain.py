@@ -41,6 +41,8 @@ def _named(items: tuple[NamedExpr, ...], namer: _Namer) -> str:
     out = []
     for item in items:
         text = to_sql(item.expr, namer)
+        if item.frame is not None:
+            text += f" {item.frame.sql()}"
         base = text.rpartition(".")[2]
         out.append(text if base == item.name else f"{text} AS {item.name}")
     return ", ".join(out)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from costmodel.errors import PlanError
+from costmodel.strict import check_keys, unknown_key_error
 
 Mode = Literal["cost", "always", "never"]
 
@@ -70,12 +71,7 @@ def _number_map(raw: Any, defaults: dict[str, float], path: str) -> dict[str, fl
         raise PlanError("invalid_options", "expected an object of name -> number", path)
     for key, value in raw.items():
         if key not in defaults:
-            raise PlanError(
-                "invalid_options",
-                f"unknown name {key!r}",
-                f"{path}.{key}",
-                {"known": sorted(defaults)},
-            )
+            raise unknown_key_error(key, defaults, path, "invalid_options")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise PlanError("invalid_options", "must be a non-negative number", f"{path}.{key}")
         merged[key] = float(value)
@@ -89,9 +85,7 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
     if not isinstance(raw, dict):
         raise PlanError("invalid_options", "options must be an object", path)
     known = {"mode", "operator_costs", "predicate_costs", "scan_pushdown", "default_row_count"}
-    for key in raw:
-        if key not in known:
-            raise PlanError("invalid_options", f"unknown option {key!r}", f"{path}.{key}", {"known": sorted(known)})
+    check_keys(raw, known, path, "invalid_options")
     mode = raw.get("mode", "cost")
     if mode not in ("cost", "always", "never"):
         raise PlanError("invalid_options", "mode must be one of cost, always, never", f"{path}.mode")

@@ -29,6 +29,22 @@ class Field:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowFrame:
+    """A window function's frame, ``ROWS BETWEEN 1 PRECEDING AND CURRENT ROW``.
+
+    ``kind`` is ``rows`` or ``range``; a bound is ``unbounded preceding``,
+    ``N preceding``, ``current row``, ``N following`` or ``unbounded following``.
+    """
+
+    kind: str = "rows"
+    start: str = "unbounded preceding"
+    end: str = "current row"
+
+    def sql(self) -> str:
+        return f"{self.kind.upper()} BETWEEN {self.start.upper()} AND {self.end.upper()}"
+
+
+@dataclass(frozen=True, slots=True)
 class NamedExpr:
     """``expr AS name``; ``cid`` is the output column it defines."""
 
@@ -37,6 +53,7 @@ class NamedExpr:
     cid: int = -1
     qualifier: str | None = None
     partition_by: tuple[Expr, ...] | None = None  # per-function window partition, when it differs
+    frame: WindowFrame | None = None  # a window function's frame, when it has one
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +82,8 @@ class Scan:
     index: IndexLookup | None = None
     #: the containers left to read after pruning (None: all of them)
     containers: tuple[str, ...] | None = None
+    #: the column names the wire gave for a table the catalog does not know (written back as given)
+    columns: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,9 +40,11 @@ from costmodel.plan import (
     Sort,
     SortKey,
     Window,
+    WindowFrame,
     children,
     output_fields,
 )
+from costmodel.strict import check_keys
 
 JOIN_TYPES = ("inner", "left", "right", "full", "semi", "anti", "cross")
 NODE_OPS = (
@@ -60,6 +62,35 @@ NODE_OPS = (
     "distinct",
     "alias",
 )
+#: The keys each node reads besides ``op`` and ``id`` (design.md's wire contract); any other key is an error.
+NODE_KEYS: dict[str, frozenset[str]] = {
+    "scan": frozenset({"table", "alias", "filters", "columns", "containers", "index"}),
+    "filter": frozenset({"predicate", "input"}),
+    "project": frozenset({"exprs", "input"}),
+    "aggregate": frozenset({"group_by", "aggregates", "input"}),
+    "join": frozenset({"type", "on", "null_aware", "left", "right"}),
+    "union": frozenset({"all", "inputs"}),
+    "intersect": frozenset({"all", "inputs"}),
+    "except": frozenset({"all", "inputs"}),
+    "sort": frozenset({"keys", "limit", "input"}),
+    "limit": frozenset({"count", "offset", "input"}),
+    "window": frozenset({"partition_by", "order_by", "functions", "input"}),
+    "distinct": frozenset({"input"}),
+    "alias": frozenset({"name", "columns", "input"}),
+}
+_NAMED_KEYS = frozenset({"expr", "as"})
+_WINDOW_FUNCTION_KEYS = frozenset({"expr", "as", "partition_by", "frame"})
+_SORT_KEY_KEYS = frozenset({"expr", "desc", "nulls_first"})
+_FRAME_KEYS = frozenset({"kind", "start", "end"})
+_INDEX_KEYS = frozenset({"name", "columns", "predicates"})
+_COL_KEYS = frozenset({"col"})
+_LIT_KEYS = frozenset({"lit", "type"})
+_SUBQUERY_KEYS = frozenset({"subquery", "kind", "args"})
+_CALL_KEYS = frozenset({"fn", "args", "distinct"})
+_CAST_KEYS = _CALL_KEYS | {"type"}
+_UDF_KEYS = _CALL_KEYS | {"name", "cost", "deterministic"}
+_FRAME_KINDS = ("rows", "range")
+
 #: Deepest nesting of nodes and expressions accepted; deeper input is refused, not crashed on.
 MAX_DEPTH = 1000
 
@@ -176,11 +207,13 @@ class _Binder:
         if not isinstance(raw, dict):
             raise PlanError("invalid_expression", "an expression must be an object", path)
         if "col" in raw:
+            check_keys(raw, _COL_KEYS, path)
             name = raw["col"]
             if not isinstance(name, str) or not name:
                 raise PlanError("invalid_expression", "col must be a non-empty string", f"{path}.col")
             return self.resolve(name, scope, f"{path}.col")
         if "lit" in raw:
+            check_keys(raw, _LIT_KEYS, path)
             value = raw["lit"]
             if isinstance(value, (dict, list)):
                 raise PlanError("invalid_expression", "lit must be a scalar", f"{path}.lit")
@@ -189,12 +222,14 @@ class _Binder:
                 raise PlanError("invalid_expression", "type must be a string", f"{path}.type")
             return Literal(value, typ.lower())
         if "subquery" in raw:
+            check_keys(raw, _SUBQUERY_KEYS, path)
             return self.subquery(raw, scope, path, depth)
         if "fn" in raw:
             fn = raw["fn"]
             if not isinstance(fn, str) or not fn:
                 raise PlanError("invalid_expression", "fn must be a non-empty string", f"{path}.fn")
             fn = fn.lower()
+            check_keys(raw, _CAST_KEYS if fn == "cast" else _UDF_KEYS if fn == "udf" else _CALL_KEYS, path)
             args_raw = raw.get("args", [])
             if not isinstance(args_raw, list):
                 raise PlanError("invalid_expression", "args must be a list", f"{path}.args")
@@ -231,7 +266,10 @@ class _Binder:
                 return args[0]
             if fn == "<>":
                 fn = "!="
-            return Call(fn, args, distinct=bool(raw.get("distinct", False)))
+            distinct = raw.get("distinct", False)
+            if not isinstance(distinct, bool):
+                raise PlanError("invalid_expression", "distinct must be true or false", f"{path}.distinct")
+            return Call(fn, args, distinct=distinct)
         raise PlanError(
             "invalid_expression",
             "an expression needs one of col, lit, fn, subquery",
@@ -259,9 +297,18 @@ class _Binder:
             raise PlanError("invalid_arity", "an in-subquery takes exactly one argument", f"{path}.args")
         return Subquery(kind, plan, args, frozenset(hits))
 
-    def named(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int, index: int) -> NamedExpr:
+    def named(
+        self,
+        raw: Any,
+        scope: tuple[Field, ...],
+        path: str,
+        depth: int,
+        index: int,
+        keys: frozenset[str] = _NAMED_KEYS,
+    ) -> NamedExpr:
         if not isinstance(raw, dict) or "expr" not in raw:
             raise PlanError("invalid_node", 'expected {"expr": ..., "as": name}', path)
+        check_keys(raw, keys, path)
         expr = self.expr(raw["expr"], scope, f"{path}.expr", depth + 1)
         name = raw.get("as")
         if name is not None and not isinstance(name, str):
@@ -281,13 +328,13 @@ class _Binder:
             kpath = f"{path}[{i}]"
             if not isinstance(item, dict) or "expr" not in item:
                 raise PlanError("invalid_node", 'a sort key is {"expr", "desc", "nulls_first"}', kpath)
-            keys.append(
-                SortKey(
-                    self.expr(item["expr"], scope, f"{kpath}.expr", depth + 1),
-                    bool(item.get("desc", False)),
-                    item.get("nulls_first"),
-                )
-            )
+            check_keys(item, _SORT_KEY_KEYS, kpath)
+            desc, nulls_first = item.get("desc", False), item.get("nulls_first")
+            if not isinstance(desc, bool):
+                raise PlanError("invalid_node", "desc must be true or false", f"{kpath}.desc")
+            if nulls_first is not None and not isinstance(nulls_first, bool):
+                raise PlanError("invalid_node", "nulls_first must be true, false or null", f"{kpath}.nulls_first")
+            keys.append(SortKey(self.expr(item["expr"], scope, f"{kpath}.expr", depth + 1), desc, nulls_first))
         return tuple(keys)
 
     def expr_list(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int) -> tuple[Expr, ...]:
@@ -312,6 +359,7 @@ class _Binder:
         op = raw.get("op")
         if op not in NODE_OPS:
             raise PlanError("unknown_op", f"unknown op {op!r}", f"{path}.op", {"known": list(NODE_OPS)})
+        check_keys(raw, NODE_KEYS[op] | {"op", "id"}, path)
         nid = self.node_id(raw, path)
         reader: Callable[[dict[str, Any], str, int, str], Node] = getattr(self, f"_{op}", self._setop)
         return reader(raw, path, depth, nid)
@@ -325,10 +373,14 @@ class _Binder:
             raise PlanError("invalid_node", "alias must be a string", f"{path}.alias")
         info = self.catalog.table(table)
         qualifier = alias or table
+        given = raw.get("columns")
+        if given is not None and (not isinstance(given, list) or not all(isinstance(c, str) for c in given)):
+            raise PlanError("invalid_node", "columns must be a list of column names", f"{path}.columns")
+        columns = tuple(given) if given is not None else None
         if info is not None and info.columns:
             fields = tuple(Field(self.cid(), c.name, qualifier, c.type) for c in info.columns)
-        elif isinstance(raw.get("columns"), list):
-            fields = tuple(Field(self.cid(), str(c), qualifier) for c in raw["columns"])
+        elif columns is not None:
+            fields = tuple(Field(self.cid(), c, qualifier) for c in columns)
         else:
             raise PlanError(
                 "unknown_table",
@@ -343,7 +395,24 @@ class _Binder:
             not isinstance(containers, list) or not all(isinstance(c, str) for c in containers)
         ):
             raise PlanError("invalid_node", "containers must be a list of container ids", f"{path}.containers")
-        return Scan(node_id, table, alias, filters, fields, None, tuple(containers) if containers is not None else None)
+        index = self.index(raw.get("index"), fields, f"{path}.index", depth)
+        kept = tuple(containers) if containers is not None else None
+        return Scan(node_id, table, alias, filters, fields, index, kept, columns)
+
+    def index(self, raw: Any, fields: tuple[Field, ...], path: str, depth: int) -> IndexLookup | None:
+        """A scan through an index, as the engine writes it back: ``{"name", "columns", "predicates"}``."""
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise PlanError("invalid_node", 'an index is {"name", "columns", "predicates"}', path)
+        check_keys(raw, _INDEX_KEYS, path)
+        name, columns = raw.get("name"), raw.get("columns")
+        if not isinstance(name, str) or not name:
+            raise PlanError("missing_field", "an index needs a name", f"{path}.name")
+        if not isinstance(columns, list) or not columns or not all(isinstance(c, str) for c in columns):
+            raise PlanError("invalid_node", "index columns must be a non-empty list of names", f"{path}.columns")
+        predicates = self.expr_list(raw.get("predicates"), fields, f"{path}.predicates", depth)
+        return IndexLookup(name, tuple(columns), predicates)
 
     def _filter(self, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
         child = self.child(raw, "input", path, depth)
@@ -409,7 +478,10 @@ class _Binder:
         on = None
         if on_raw is not None:
             on = self.expr(on_raw, output_fields(left) + output_fields(right), f"{path}.on", depth + 1)
-        return Join(nid, jtype, on, left, right, bool(raw.get("null_aware", False)))
+        null_aware = raw.get("null_aware", False)
+        if not isinstance(null_aware, bool):
+            raise PlanError("invalid_node", "null_aware must be true or false", f"{path}.null_aware")
+        return Join(nid, jtype, on, left, right, null_aware)
 
     def _setop(self, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
         inputs_raw = raw.get("inputs")
@@ -425,7 +497,10 @@ class _Binder:
                     f"{path}.inputs[{i}]",
                 )
         fields = tuple(Field(self.cid(), f.name, None, f.type) for f in first)
-        return SetOp(nid, raw["op"], bool(raw.get("all", False)), inputs, fields)
+        all_rows = raw.get("all", False)
+        if not isinstance(all_rows, bool):
+            raise PlanError("invalid_node", "all must be true or false", f"{path}.all")
+        return SetOp(nid, raw["op"], all_rows, inputs, fields)
 
     def _sort(self, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
         child = self.child(raw, "input", path, depth)
@@ -455,14 +530,12 @@ class _Binder:
         funcs = []
         for i, item in enumerate(funcs_raw):
             fpath = f"{path}.functions[{i}]"
-            named = self.named(item, scope, fpath, depth, len(scope) + i)
-            if named.cid in {f.cid for f in scope}:
-                named = NamedExpr(named.expr, named.name, self.cid())
-            own = item.get("partition_by") if isinstance(item, dict) else None
-            if own is not None:
-                part = self.expr_list(own, scope, f"{fpath}.partition_by", depth)
-                named = NamedExpr(named.expr, named.name, named.cid, None, part)
-            funcs.append(named)
+            named = self.named(item, scope, fpath, depth, len(scope) + i, _WINDOW_FUNCTION_KEYS)
+            cid = self.cid() if named.cid in {f.cid for f in scope} else named.cid
+            own = item.get("partition_by")
+            part = self.expr_list(own, scope, f"{fpath}.partition_by", depth) if own is not None else None
+            frame = _frame(item.get("frame"), f"{fpath}.frame")
+            funcs.append(NamedExpr(named.expr, named.name, cid, None, part, frame))
         return Window(nid, partition, order, tuple(funcs), child)
 
     def _distinct(self, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
@@ -488,6 +561,35 @@ class _Binder:
             names = tuple(str(n) for n in names_raw)
         fields = tuple(Field(f.cid, names[i] if names else f.name, name, f.type) for i, f in enumerate(inner))
         return Alias(nid, name, child, fields, names)
+
+
+def _frame_bound(raw: Any, path: str) -> str:
+    """``unbounded preceding``, ``N preceding``, ``current row``, ``N following`` or ``unbounded following``."""
+    words = raw.lower().split() if isinstance(raw, str) else []
+    if words == ["current", "row"]:
+        return "current row"
+    if len(words) == 2 and words[1] in ("preceding", "following") and (words[0] == "unbounded" or words[0].isdigit()):
+        return f"{words[0] if words[0] == 'unbounded' else int(words[0])} {words[1]}"
+    raise PlanError(
+        "invalid_node",
+        "a frame bound is 'unbounded preceding', 'N preceding', 'current row', 'N following' or 'unbounded following'",
+        path,
+    )
+
+
+def _frame(raw: Any, path: str) -> WindowFrame | None:
+    """A window function's frame ``{"kind", "start", "end"}``; absent bounds take SQL's defaults."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise PlanError("invalid_node", 'a frame is {"kind", "start", "end"}', path)
+    check_keys(raw, _FRAME_KEYS, path)
+    kind = raw.get("kind", "rows")
+    if not isinstance(kind, str) or kind.lower() not in _FRAME_KINDS:
+        raise PlanError("invalid_node", "frame kind must be rows or range", f"{path}.kind")
+    start = _frame_bound(raw.get("start", "unbounded preceding"), f"{path}.start")
+    end = _frame_bound(raw.get("end", "current row"), f"{path}.end")
+    return WindowFrame(kind.lower(), start, end)
 
 
 def _collect_ids(raw: Any) -> set[str]:
@@ -614,6 +716,8 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
             out["index"] = _index_to_wire(node.index, namer)
         if node.containers is not None:
             out["containers"] = list(node.containers)
+        if node.columns is not None:
+            out["columns"] = list(node.columns)
         return out
     kids = children(node)
     scope: tuple[Field, ...] = ()
@@ -682,6 +786,8 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
             item = _named_to_wire(f, namer)
             if f.partition_by is not None:
                 item["partition_by"] = [expr_to_wire(e, namer) for e in f.partition_by]
+            if f.frame is not None:
+                item["frame"] = {"kind": f.frame.kind, "start": f.frame.start, "end": f.frame.end}
             functions.append(item)
         return {
             "op": "window",

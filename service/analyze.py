@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -23,11 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+from service.idle_spark import IdleSpark
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import Column, DataFrame, SparkSession
 
     from service.statistics import StatisticsStore
+
+logger = logging.getLogger(__name__)
 
 FORMATS = ("parquet", "csv", "orc", "json")
 #: Reader options applied unless the caller overrides them: CSV files are read with a header and typed columns.
@@ -191,6 +196,8 @@ def _kind(spark_type: str) -> str:
 def read_source(spark: SparkSession, request: AnalyzeRequest) -> DataFrame:
     """The table as a DataFrame, with the format's default reader options under the caller's."""
     if request.table is not None:
+        # `csv.`/etc/passwd`` names a file, not a table: Spark must not read files by table name.
+        spark.conf.set("spark.sql.runSQLOnFiles", "false")
         return spark.table(request.table)
     options = {**DEFAULT_READER_OPTIONS.get(request.format, {}), **request.reader_options}
     return spark.read.format(request.format).options(**options).load(request.path)
@@ -503,18 +510,29 @@ class Analyzer:
     """The analyze use case for the API and the command line: builds jobs over one store and Spark master.
 
     The Spark session is made on first use (``spark_factory``), so a service that never analyzes never
-    starts a JVM; tests pass a factory that returns their shared session.
+    starts a JVM; tests pass a factory that returns their shared session. With ``idle_stop_s`` the session
+    is the analyzer's own: stopped when idle that long and at ``close``.
     """
 
-    def __init__(self, store: StatisticsStore, spark_factory: Callable[[], SparkSession]) -> None:
+    def __init__(
+        self, store: StatisticsStore, spark_factory: Callable[[], SparkSession], idle_stop_s: float | None = None
+    ) -> None:
         self.store = store
         self._spark_factory = spark_factory
+        self.spark = None if idle_stop_s is None else IdleSpark(spark_factory, idle_stop_s)
 
     def run(
         self, request: AnalyzeRequest, progress: ProgressFn | None = None, hook: StageHook | None = None
     ) -> dict[str, Any]:
-        return analyze_and_store(self._spark_factory(), request, self.store, progress, hook)
+        if self.spark is None:
+            return analyze_and_store(self._spark_factory(), request, self.store, progress, hook)
+        with self.spark.session() as spark:
+            return analyze_and_store(spark, request, self.store, progress, hook)
 
     def job(self, request: AnalyzeRequest) -> Callable[[ProgressFn], dict[str, Any]]:
         """The request as a ``service.jobs`` job body."""
         return lambda progress: self.run(request, progress)
+
+    def close(self) -> None:
+        if self.spark is not None:
+            self.spark.close()

@@ -53,10 +53,48 @@ class Job:
         return asdict(self)
 
 
+#: Spark error conditions whose first line names only paths, tables or formats, never a value read from a file.
+_PLAIN_CONDITIONS = (
+    "PATH_NOT_FOUND",
+    "UNABLE_TO_INFER_SCHEMA",
+    "TABLE_OR_VIEW_NOT_FOUND",
+    "DATA_SOURCE_NOT_FOUND",
+    "FAILED_READ_FILE",
+    "CANNOT_READ_FILE_FOOTER",
+    "UNSUPPORTED_DATASOURCE_FOR_DIRECT_QUERY",
+)
+
+
 def error_message(exc: BaseException) -> str:
-    """A failure as a person reads it: the message without any JVM or Python stack trace."""
-    text = str(exc).split("\n\nJVM stacktrace:")[0].strip() or type(exc).__name__
-    return text[:MAX_ERROR_CHARS]
+    """A failure as one readable line that never carries file content; the full trace goes to the log.
+
+    Spark's messages can quote what it read (a malformed CSV record, a value that failed a cast), so only
+    conditions known to name paths and tables keep their first line; any other Spark error is reported by
+    its condition. Our own errors (``ValueError``, ``RuntimeError``) are written for people and kept.
+
+    >>> error_message(ValueError("bad format\\nmore"))
+    'bad format'
+    """
+    condition = _condition(exc)
+    first = (str(exc).strip().splitlines() or [""])[0].strip()
+    if condition is not None:
+        if not condition.startswith(_PLAIN_CONDITIONS):
+            first = f"Spark failed with {condition}"
+        return f"{first[:MAX_ERROR_CHARS]} (details in the server log)"
+    if type(exc).__module__.startswith(("py4j", "pyspark")) or not isinstance(exc, ValueError | RuntimeError):
+        return f"{type(exc).__name__} (details in the server log)"
+    return first[:MAX_ERROR_CHARS] or type(exc).__name__
+
+
+def _condition(exc: BaseException) -> str | None:
+    """Spark's error condition (``PATH_NOT_FOUND``), if ``exc`` is a Spark error that has one."""
+    get = getattr(exc, "getCondition", None) or getattr(exc, "getErrorClass", None)
+    if get is None:
+        return None
+    try:
+        return str(get() or "") or type(exc).__name__
+    except Exception:  # the JVM side is gone
+        return type(exc).__name__
 
 
 class JobRunner:

@@ -55,12 +55,103 @@ def _reject_constant(name: str) -> Any:
     raise InputError("malformed_json", f"{name} is not valid JSON")
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        # It would come back as Infinity, which is not JSON either.
-        raise InputError("invalid_number", f"number {text[:40]} is out of range")
-    return value
+#: Largest magnitude an integer may have: what a float (the engine's arithmetic) can hold.
+MAX_INT = 2**1023
+#: Digits beyond which an integer cannot be within MAX_INT; Python refuses to convert over 4300 at all.
+_MAX_INT_DIGITS = len(str(MAX_INT))
+#: A JSON escape of a UTF-16 surrogate: the only way a lone surrogate gets into a decoded string.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _BadNumber:
+    """A number JSON allows but the service cannot compute with; reported with its path after parsing."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _Hooks:
+    """``json.loads`` hooks that mark unusable numbers instead of failing without a path."""
+
+    def __init__(self) -> None:
+        self.bad = False
+
+    def parse_float(self, text: str) -> float | _BadNumber:
+        value = float(text)
+        if math.isfinite(value):
+            return value
+        self.bad = True
+        return _BadNumber(text)
+
+    def parse_int(self, text: str) -> int | _BadNumber:
+        if len(text) <= _MAX_INT_DIGITS:
+            value = int(text)
+            if abs(value) <= MAX_INT:
+                return value
+        self.bad = True
+        return _BadNumber(text)
+
+
+def json_path(parts: tuple[str | int, ...]) -> str:
+    """``$.a[0].b``; keys that are not plain names are quoted: ``$["a b"]``.
+
+    >>> json_path(("plan", "exprs", 0, "a b"))
+    '$.plan.exprs[0]["a b"]'
+    """
+    out = ["$"]
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif part.isidentifier() and part.isascii():
+            out.append(f".{part}")
+        else:
+            out.append(f"[{json.dumps(part)}]")
+    return "".join(out)
+
+
+def _walk(data: Any) -> Any:
+    """Every (path parts, key or value) in ``data``, depth first, with an explicit stack (no recursion)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        parts, value = stack.pop()
+        yield parts, value
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield (*parts, key), key
+                stack.append(((*parts, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*parts, i), item) for i, item in enumerate(value))
+
+
+def _check_values(data: Any) -> None:
+    """Refuse the first unusable number or lone surrogate, naming its JSON path."""
+    for parts, value in _walk(data):
+        if isinstance(value, _BadNumber):
+            shown = value.text if len(value.text) <= 40 else f"{value.text[:20]}...({len(value.text)} digits)"
+            raise InputError(
+                "invalid_number",
+                f"number {shown} is out of range: numbers must be finite and within +-2**1023",
+                json_path(parts),
+            )
+        if isinstance(value, str) and _SURROGATE.search(value):
+            raise InputError(
+                "invalid_string", "a string holds a lone UTF-16 surrogate, which is not text", json_path(parts)
+            )
+
+
+def largest_number_path(data: Any) -> str:
+    """The path of the number with the largest magnitude in ``data`` (``$`` without numbers).
+
+    Where a computation overflowed although every input was finite, that number is the likely cause.
+    """
+    best, where = -1.0, "$"
+    for parts, value in _walk(data):
+        if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > best:
+            best, where = float(abs(value)), json_path(parts)
+    return where
 
 
 def _position(raw: bytes, offset: int) -> dict[str, int]:
@@ -70,18 +161,46 @@ def _position(raw: bytes, offset: int) -> dict[str, int]:
 
 
 def parse_json(raw: bytes, max_depth: int) -> Any:
-    """Decode a UTF-8 JSON document, or raise ``InputError`` saying what is wrong and where."""
+    """Decode a UTF-8 JSON document, or raise ``InputError`` saying what is wrong and where.
+
+    Every value that parses is usable afterwards: numbers are finite and within float range, and strings
+    are text (no lone surrogates); anything else is refused with its JSON path.
+    """
     check_depth(raw, max_depth)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError("malformed_json", "body is not valid UTF-8", "$", _position(raw, exc.start)) from None
+    hooks = _Hooks()
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        data = json.loads(
+            text, parse_constant=_reject_constant, parse_float=hooks.parse_float, parse_int=hooks.parse_int
+        )
     except json.JSONDecodeError as exc:
         detail = {"line": exc.lineno, "column": exc.colno, "position": exc.pos}
         raise InputError("malformed_json", f"malformed JSON: {exc.msg}", "$", detail) from None
     except RecursionError:  # a backstop: check_depth has already refused anything this deep
         raise InputError("too_deep", "JSON nests too deep", "$", {"limit": max_depth}) from None
-    except ValueError:  # an integer with more digits than Python converts (4300 by default)
-        raise InputError("invalid_number", "a number has too many digits", "$") from None
+    if hooks.bad or _SURROGATE_ESCAPE.search(raw):
+        _check_values(data)
+    return data
+
+
+def dumps_answer(answer: Any, request: Any) -> bytes:
+    """``answer`` as compact UTF-8 JSON; a non-finite number in it (a cost that overflowed) is a 422.
+
+    ``request``: the parsed input, searched for the number that most likely caused the overflow.
+    """
+    try:
+        return json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except ValueError:
+        raise number_overflow(request) from None
+
+
+def number_overflow(request: Any) -> InputError:
+    """The refusal for a computation that overflowed, pointing at the request's largest number."""
+    return InputError(
+        "number_out_of_range",
+        "the estimates overflow (a cost or count is not finite); the request's largest number is the likely cause",
+        largest_number_path(request),
+    )

@@ -73,6 +73,24 @@ _STATISTICS_TABLES = (
 )""",
 )
 
+_COUNTERS = ("recorded", "dropped", "failed", "timed_out", "expired")
+
+
+def _compact_history(blob: str, length: str) -> tuple[str, ...]:
+    """Compressed bodies (the text columns stay for older rows), each row's stored size for the size limit,
+    and the history's counters, kept in the database so that losses stay visible after a restart."""
+    return (
+        f"ALTER TABLE optimizations ADD COLUMN request_z {blob}",
+        f"ALTER TABLE optimizations ADD COLUMN response_z {blob}",
+        "ALTER TABLE optimizations ADD COLUMN stored_bytes BIGINT NOT NULL DEFAULT 0",
+        f"UPDATE optimizations SET stored_bytes = {length}(request) + {length}(response) + 256",
+        "CREATE TABLE history_counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+        "INSERT INTO history_counters (name, value) SELECT 'recorded', COUNT(*) FROM optimizations",
+        "INSERT INTO history_counters (name, value) VALUES "
+        + ", ".join(f"('{name}', 0)" for name in _COUNTERS if name != "recorded"),
+    )
+
+
 #: Applied in order, each in its own transaction; never edit one that shipped, add the next.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -83,6 +101,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration.portable(2, "indexes for the dashboard's filters and series", *_HISTORY_INDEXES),
     Migration.portable(3, "statistics: table versions and the current pointer", *_STATISTICS_TABLES),
+    Migration(
+        4,
+        "history: compressed bodies, stored size, persistent counters",
+        sqlite=_compact_history("BLOB", "LENGTH"),
+        postgres=_compact_history("BYTEA", "OCTET_LENGTH"),
+    ),
 )
 
 check_order(MIGRATIONS)

@@ -8,17 +8,22 @@
 
 from service.database.schema import MIGRATIONS
 from service.history.record import SOURCE, Record, build_record, input_form, request_dict, statistics_version
-from service.history.recorder import HistoryRecorder
+from service.history.recorder import HEADER as HISTORY_HEADER
+from service.history.recorder import Durability, HistoryRecorder, Outcome, Retention
 from service.history.store import Filters, HistoryStore
 from service.history.trees import explain_tree
 
 __all__ = [
+    "HISTORY_HEADER",
     "MIGRATIONS",
     "SOURCE",
+    "Durability",
     "Filters",
     "HistoryRecorder",
     "HistoryStore",
+    "Outcome",
     "Record",
+    "Retention",
     "build_record",
     "explain_tree",
     "input_form",

@@ -8,13 +8,13 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from service.database import MIGRATIONS, Backend, apply_migrations, backend_from_url, schema_version
-from service.history.record import SOURCE, Record
+from service.history.record import ROW_OVERHEAD, SOURCE, Record, compress, decompress
 from service.settings import Settings
 
 
@@ -49,9 +49,11 @@ _SUMMARY_COLUMNS = (
     "pushed, kept, blocked, sources, model_version, statistics_version, duration_ms"
 )
 _INSERT = (
-    f"INSERT INTO optimizations ({_SUMMARY_COLUMNS}, request, response) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    f"INSERT INTO optimizations ({_SUMMARY_COLUMNS}, request, response, request_z, response_z, stored_bytes) "
+    f"VALUES ({', '.join(['?'] * 24)})"
 )
+#: The persistent counters (``history_counters``); migration 4 created their rows.
+COUNTERS = ("recorded", "dropped", "failed", "timed_out", "expired")
 _INSERT_TALLY = "INSERT INTO optimization_tallies (optimization_id, kind, name, n) VALUES (?, ?, ?, ?)"
 
 
@@ -157,45 +159,111 @@ class HistoryStore:
 
     # ------------------------------------------------------------ writes
 
-    def add_many(self, records: Sequence[Record]) -> None:
-        """Write the records in one transaction; all or none."""
-        if not records:
-            return
-        rows = [
-            (
-                r.id,
-                self._backend.timestamp(r.created_at),
-                r.day,
-                r.pipeline,
-                r.task,
-                r.run,
-                r.input_form,
-                r.mode,
-                r.cost_before,
-                r.cost_after,
-                r.saved,
-                r.savings,
-                r.pushed,
-                r.kept,
-                r.blocked,
-                json.dumps(r.sources, sort_keys=True),
-                r.model_version,
-                None if r.statistics_version is None else json.dumps(r.statistics_version, sort_keys=True),
-                r.duration_ms,
-                r.request_json,
-                r.response_json,
-            )
-            for r in records
-        ]
+    def add_many(self, records: Sequence[Record], counts: Mapping[str, int] | None = None) -> int:
+        """Write the records, and add ``recorded`` and the given ``counts`` to the counters, in one transaction;
+        all or none. Bodies are stored compressed; returns the bytes stored."""
+        counts = {name: n for name, n in (counts or {}).items() if n}
+        if records:
+            counts["recorded"] = counts.get("recorded", 0) + len(records)
+        if not counts:
+            return 0
+        rows = [self._row(r) for r in records]
         tallies = [(r.id, kind, name, n) for r in records for kind, name, n in r.tallies]
         with self._connect() as con:
             cur = con.cursor()
-            cur.executemany(self._backend.sql(_INSERT), rows)
+            if rows:
+                cur.executemany(self._backend.sql(_INSERT), rows)
             if tallies:
                 cur.executemany(self._backend.sql(_INSERT_TALLY), tallies)
+            self._add_counts(cur, counts)
+        return sum(row[-1] for row in rows)
 
     def add(self, record: Record) -> None:
         self.add_many([record])
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        """Add to the persistent counters (``dropped``, ``failed``, ...) in a transaction of their own."""
+        self.add_many([], counts)
+
+    def _row(self, r: Record) -> tuple[Any, ...]:
+        request_z, response_z = compress(r.request_json), compress(r.response_json)
+        return (
+            r.id,
+            self._backend.timestamp(r.created_at),
+            r.day,
+            r.pipeline,
+            r.task,
+            r.run,
+            r.input_form,
+            r.mode,
+            r.cost_before,
+            r.cost_after,
+            r.saved,
+            r.savings,
+            r.pushed,
+            r.kept,
+            r.blocked,
+            json.dumps(r.sources, sort_keys=True),
+            r.model_version,
+            None if r.statistics_version is None else json.dumps(r.statistics_version, sort_keys=True),
+            r.duration_ms,
+            "",  # request and response: the text columns of rows stored before compression
+            "",
+            request_z,
+            response_z,
+            len(request_z) + len(response_z) + ROW_OVERHEAD,
+        )
+
+    def _add_counts(self, cur: Any, counts: Mapping[str, int]) -> None:
+        unknown = set(counts) - set(COUNTERS)
+        if unknown:
+            raise ValueError(f"no history counter {sorted(unknown)}; counters: {', '.join(COUNTERS)}")
+        cur.executemany(
+            self._backend.sql("UPDATE history_counters SET value = value + ? WHERE name = ?"),
+            [(n, name) for name, n in counts.items()],
+        )
+
+    def counters(self) -> dict[str, int]:
+        """Since the history began (persisted, so across restarts): recorded, dropped, failed, timed_out,
+        expired; and ``stored_bytes``, what the kept records take."""
+        values = {name: int(value) for name, value in self._query("SELECT name, value FROM history_counters")}
+        stored = self._query("SELECT COALESCE(SUM(stored_bytes), 0), COUNT(*) FROM optimizations")[0]
+        return {
+            **{name: values.get(name, 0) for name in COUNTERS},
+            "stored_bytes": int(stored[0]),
+            "kept": int(stored[1]),
+        }
+
+    # ------------------------------------------------------------ retention
+
+    def enforce_retention(self, max_age: timedelta | None, max_bytes: int | None, now: datetime | None = None) -> int:
+        """Delete records older than ``max_age``, then the oldest beyond ``max_bytes`` stored; how many went.
+
+        Their tallies go with them (ON DELETE CASCADE); the count is added to the ``expired`` counter.
+        """
+        expired = 0
+        with self._connect() as con:
+            cur = con.cursor()
+            if max_age is not None:
+                cutoff = (now or datetime.now(UTC)) - max_age
+                cur.execute(
+                    self._backend.sql("DELETE FROM optimizations WHERE created_at < ?"),
+                    (self._backend.timestamp(cutoff),),
+                )
+                expired += max(cur.rowcount, 0)
+            if max_bytes is not None:
+                cur.execute(
+                    self._backend.sql(
+                        "DELETE FROM optimizations WHERE id IN (SELECT id FROM (SELECT id, SUM(stored_bytes) "
+                        "OVER (ORDER BY created_at DESC, id DESC) AS newer FROM optimizations) AS ranked "
+                        "WHERE newer > ?)"
+                    ),
+                    (max_bytes,),
+                )
+                expired += max(cur.rowcount, 0)
+            if expired:
+                self._add_counts(cur, {"expired": expired})
+        return expired
 
     # ------------------------------------------------------------ reads
 
@@ -210,12 +278,16 @@ class HistoryStore:
         return [self._summary(row) for row in rows], int(total)
 
     def get(self, record_id: str) -> dict[str, Any] | None:
-        rows = self._query(f"SELECT {_SUMMARY_COLUMNS}, request, response FROM optimizations WHERE id = ?", [record_id])
+        rows = self._query(
+            f"SELECT {_SUMMARY_COLUMNS}, request, response, request_z, response_z FROM optimizations WHERE id = ?",
+            [record_id],
+        )
         if not rows:
             return None
-        record = self._summary(rows[0][:-2])
-        record["request"] = json.loads(rows[0][-2])
-        record["response"] = json.loads(rows[0][-1])
+        *summary, request, response, request_z, response_z = rows[0]
+        record = self._summary(summary)
+        record["request"] = json.loads(request if request_z is None else decompress(request_z))
+        record["response"] = json.loads(response if response_z is None else decompress(response_z))
         tallies = self._query("SELECT kind, name, n FROM optimization_tallies WHERE optimization_id = ?", [record_id])
         record["reasons"] = [
             {"action": kind, "reason": name, "count": int(n)} for kind, name, n in sorted(tallies) if kind != SOURCE

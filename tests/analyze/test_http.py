@@ -45,7 +45,9 @@ def wait_for(http: httpx.Client, job_id: str, timeout: float = 120) -> dict[str,
 def http(
     spark: SparkSession, serve: Serve, make_settings: Callable[..., Settings], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[httpx.Client]:
-    settings = make_settings(data_dir=tmp_path_factory.mktemp("data"), analyze_histogram_buckets=10)
+    # The test tables live in the run's temporary folders: that is the data root here.
+    root = str(tmp_path_factory.getbasetemp())
+    settings = make_settings(data_dir=tmp_path_factory.mktemp("data"), analyze_histogram_buckets=10, data_roots=[root])
     with serve(make_app(settings, spark)) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield client
 
@@ -117,14 +119,16 @@ def test_unknown_table_lists_what_exists(http: httpx.Client, analyzed: dict[str,
         ("t", {"path": "/x", "format": "xlsx"}, "invalid_request", "$.format"),
         ("t", {"path": "/x", "options": {"sample_rows": -1}}, "invalid_request", "$.options.sample_rows"),
         ("t", {"path": "/x", "colour": 1}, "invalid_request", "$.colour"),
-        ("t", {"path": "/no/such/file.parquet"}, "path_not_found", "$.path"),
+        ("t", {"path": "{root}/no/such/file.parquet"}, "path_not_found", "$.path"),
         ("-x", {"path": "/x"}, "invalid_table_name", "$.name"),
         ("a b", {"path": "/x"}, "invalid_table_name", "$.name"),
     ],
 )
 def test_bad_analyze_requests_are_refused_before_a_job_starts(
-    http: httpx.Client, name: str, body: dict[str, Any], error: str, path: str
+    http: httpx.Client, tmp_path_factory: pytest.TempPathFactory, name: str, body: dict[str, Any], error: str, path: str
 ) -> None:
+    if "path" in body:  # a path under the data root (the test run's temporary folders)
+        body = {**body, "path": body["path"].format(root=tmp_path_factory.getbasetemp())}
     response = http.post(f"/tables/{name}/analyze", json=body)
     assert response.status_code == 422, response.text
     assert (response.json()["error"], response.json()["path"]) == (error, path)

@@ -77,4 +77,8 @@ def test_jobs_run_one_at_a_time_in_order() -> None:
 
 
 def test_error_message_of_an_empty_exception() -> None:
-    assert error_message(KeyError()) == "KeyError"
+    assert error_message(KeyError()) == "KeyError (details in the server log)"
+
+
+def test_error_message_is_one_line_of_our_own_errors() -> None:
+    assert error_message(ValueError("format must be parquet\n  more detail")) == "format must be parquet"

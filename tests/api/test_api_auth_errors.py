@@ -12,6 +12,7 @@ from api.app import create_app
 from api.deps import get_optimizer
 
 TOKEN = "s3cret-token"
+JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def test_optimize_with_the_token_is_200(guarded: httpx.Client, small_request: di
 
 
 def test_token_is_checked_before_the_body_is_read(guarded: httpx.Client) -> None:
-    assert guarded.post("/optimize", content=b"{not json").status_code == 401
+    assert guarded.post("/optimize", content=b"{not json", headers=JSON).status_code == 401
 
 
 def test_healthz_needs_no_token(guarded: httpx.Client) -> None:

@@ -14,6 +14,11 @@ import pytest
 from api.app import create_app
 from api.models import OptimizeResponse
 
+#: What a client sends with a raw body; anything else is 415.
+JSON = {"content-type": "application/json"}
+
+#: What a client sends with a raw body; anything else is 415.
+JSON = {"content-type": "application/json"}
 RESPONSE_KEYS = {"request_id", "context", "plan", "decisions", "estimates", "rewrites", "warnings", "cost", "explain"}
 
 
@@ -99,14 +104,18 @@ def test_malformed_json_is_a_400_with_line_and_column(client: httpx.Client) -> N
     ids=["empty", "nan", "not-utf8"],
 )
 def test_bodies_that_are_not_json_are_400(client: httpx.Client, body: bytes, code: str) -> None:
-    assert_error(client.post("/optimize", content=body), 400, code, "$")
+    assert_error(client.post("/optimize", content=body, headers=JSON), 400, code, "$")
     assert_still_serving(client)
 
 
 def test_numbers_json_allows_but_python_cannot_hold_are_422(client: httpx.Client) -> None:
     # 1e999 would be written back as Infinity, which is not JSON; a 5000-digit integer does not convert.
-    assert_error(client.post("/optimize", content=b'{"plan": {"lit": 1e999}}'), 422, "invalid_number")
-    assert_error(client.post("/optimize", content=b'{"plan": {"lit": 1' + b"0" * 5000 + b"}}"), 422, "invalid_number")
+    assert_error(client.post("/optimize", content=b'{"plan": {"lit": 1e999}}', headers=JSON), 422, "invalid_number")
+    assert_error(
+        client.post("/optimize", content=b'{"plan": {"lit": 1' + b"0" * 5000 + b"}}", headers=JSON),
+        422,
+        "invalid_number",
+    )
     assert_still_serving(client)
 
 
@@ -187,7 +196,7 @@ def test_bad_options_are_422(client: httpx.Client, small_request: dict[str, Any]
 def test_10000_level_plan_is_refused_before_parsing_and_the_server_lives(client: httpx.Client) -> None:
     levels = 10_000
     raw = '{"plan": ' + '{"op": "filter", "input": ' * levels + '{"op": "scan", "table": "cities"}' + "}" * levels + "}"
-    body = assert_error(client.post("/optimize", content=raw.encode()), 422, "too_deep", "$")
+    body = assert_error(client.post("/optimize", content=raw.encode(), headers=JSON), 422, "too_deep", "$")
     assert body["detail"]["limit"] == 2500
     assert body["detail"]["depth"] == levels + 2
     assert_still_serving(client)
@@ -222,7 +231,7 @@ def small_limits(serve: Callable[..., Any], make_settings: Callable[..., Any]) -
 
 def test_body_over_the_limit_by_content_length_is_413(small_limits: httpx.Client) -> None:
     payload = json.dumps({"plan": {"op": "scan", "table": "t", "pad": "x" * 5000}}).encode()
-    body = assert_error(small_limits.post("/optimize", content=payload), 413, "body_too_large", "$")
+    body = assert_error(small_limits.post("/optimize", content=payload, headers=JSON), 413, "body_too_large", "$")
     assert body["detail"]["limit"] == 4096
     assert_still_serving(small_limits)
 
@@ -234,7 +243,7 @@ def test_body_over_the_limit_without_content_length_is_413_while_streaming(small
             yield b"x" * 1000
         yield b'"}}'
 
-    response = small_limits.post("/optimize", content=chunks())
+    response = small_limits.post("/optimize", content=chunks(), headers=JSON)
     assert response.request.headers.get("transfer-encoding") == "chunked"
     assert "content-length" not in response.request.headers
     assert_error(response, 413, "body_too_large", "$")
@@ -246,16 +255,16 @@ def test_body_at_the_limit_is_read(small_limits: httpx.Client) -> None:
     payload = prefix + b"x" * (4096 - len(prefix) - len(suffix)) + suffix
     assert len(payload) == 4096
     # It gets past the size check and fails later, on the empty catalog.
-    assert_error(small_limits.post("/optimize", content=payload), 422, "unknown_table", "$.plan.table")
+    assert_error(small_limits.post("/optimize", content=payload, headers=JSON), 422, "unknown_table", "$.plan.table")
 
 
 def test_json_depth_limit_is_the_configured_one(small_limits: httpx.Client) -> None:
     def nested(depth: int) -> bytes:  # {"plan": {...}} with `depth` objects in all
         return b'{"plan": ' + b'{"a": ' * (depth - 2) + b"{}" + b"}" * (depth - 2) + b"}"
 
-    assert_error(small_limits.post("/optimize", content=nested(21)), 422, "too_deep", "$")
+    assert_error(small_limits.post("/optimize", content=nested(21), headers=JSON), 422, "too_deep", "$")
     # At the limit it reaches the engine, which names what is wrong with the plan.
-    assert_error(small_limits.post("/optimize", content=nested(20)), 422, "unknown_op", "$.plan.op")
+    assert_error(small_limits.post("/optimize", content=nested(20), headers=JSON), 422, "unknown_op", "$.plan.op")
 
 
 def test_sql_without_the_sql_module_is_501(client: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -43,9 +43,13 @@ AIRFLOW_SERVICES = {name for name in EXPECTED_SERVICES if name.startswith("airfl
 PINNED_IMAGE = re.compile(r"^[a-z0-9./_-]+:(\d+\.\d+[\w.-]*)$")
 
 
+#: compose refuses to start without a token (tests/security checks that), so the resolved stack gets one.
+STACK_TOKEN = "stack-test-token"
+
+
 @pytest.fixture(scope="module")
 def stack() -> dict[str, Any]:
-    return resolved()
+    return resolved(PUSHDOWN_API_TOKEN=STACK_TOKEN)
 
 
 def _args(dockerfile: Path) -> dict[str, str]:
@@ -177,7 +181,9 @@ def test_one_spark_version_and_one_airflow_version_everywhere(stack):
 def test_every_compose_variable_is_documented_in_env_example():
     documented = set(re.findall(r"^([A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), flags=re.MULTILINE))
     assert compose_variables() == documented
-    stack = resolved(**dict(line.split("=", 1) for line in _env_example_lines()))
+    example = dict(line.split("=", 1) for line in _env_example_lines())
+    assert example["PUSHDOWN_API_TOKEN"] == "", "the example must not ship a token that would work"
+    stack = resolved(**{**example, "PUSHDOWN_API_TOKEN": STACK_TOKEN})
     assert stack["services"]["spark-worker"]["environment"]["SPARK_WORKER_MEMORY"] == "2g"
 
 

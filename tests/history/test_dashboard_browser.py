@@ -255,12 +255,19 @@ def test_dashboard_asks_for_the_token(
         wait_loaded(page)
         assert card(page, "requests") == "5"
 
-        # ?token= works too, and leaves the address bar.
+        # Signed in by an HttpOnly cookie: the page's script cannot read it, a reload keeps the session,
+        # and signing out ends it.
+        assert page.evaluate("document.cookie") == ""
+        page.reload()
+        wait_loaded(page)
+        assert page.locator("#login").is_hidden() and page.locator("#logout").is_visible()
+        page.click("#logout")
+        page.wait_for_selector("#login-form", state="visible")
+
+        # A token in the URL is refused, never taken (it would land in access logs and browser history).
         other = page_factory(1280, 800)
-        other.goto(f"{url}/dashboard?token=s3cret&pipeline=daily_cities")
-        wait_loaded(other)
-        assert "token" not in other.url and "pipeline=daily_cities" in other.url
-        assert other.locator("#login").is_hidden()
+        answer = other.goto(f"{url}/dashboard?token=s3cret&pipeline=daily_cities")
+        assert answer is not None and answer.status == 400
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None and not Path(CHROMIUM).exists(), reason="no Chromium")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 
 import httpx
@@ -13,7 +13,8 @@ import pytest
 from fastapi import FastAPI
 
 from api.app import create_app
-from service.history import HistoryRecorder, HistoryStore, Record
+from service.history import HistoryRecorder, HistoryStore, Record, build_record
+from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
 from tests.history.requests import request
 from tests.serving import free_port
@@ -27,7 +28,7 @@ class BrokenStore(HistoryStore):
     def __init__(self) -> None:
         self.calls = 0
 
-    def add_many(self, records: Sequence[Record]) -> None:
+    def add_many(self, records: Sequence[Record], counts: Mapping[str, int] | None = None) -> int:
         self.calls += 1
         raise OSError("disk I/O error")
 
@@ -42,8 +43,9 @@ class StuckStore(HistoryStore):
     def __init__(self) -> None:
         self.release = threading.Event()
 
-    def add_many(self, records: Sequence[Record]) -> None:
+    def add_many(self, records: Sequence[Record], counts: Mapping[str, int] | None = None) -> int:
         self.release.wait(30)
+        return 0
 
     @property
     def backend(self) -> str:
@@ -95,16 +97,20 @@ def test_a_hanging_store_neither_slows_optimize_nor_grows_without_bound(
 ) -> None:
     app = create_app(history_settings())
     store = StuckStore()
-    app.state.history = HistoryRecorder(store, queue_size=3, batch_size=1)
+    body = request("join", "p")
+    one = build_record(body, OptimizeService().optimize(OptimizeInput(**body))).size
+    app.state.history = HistoryRecorder(store, queue_bytes=int(2.5 * one), batch_size=1, commit_timeout=0.2)
     try:
         with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
             for _ in range(8):
                 started = time.perf_counter()
-                assert http.post("/optimize", json=request("join", "p")).status_code == 200
+                answer = http.post("/optimize", json=body)
+                assert answer.status_code == 200 and answer.headers["Pushdown-History"] == "not-recorded"
                 assert time.perf_counter() - started < 2
             status = http.get("/api/history/status").json()
-            assert status["queued"] <= 3
-            assert status["dropped"] >= 4  # one being written, three queued, the rest dropped and counted
+            # one record with the stuck writer, two in the queue (its byte limit), the other five dropped
+            assert status["queued"] == 2 and status["queued_bytes"] <= status["queue_bytes_limit"] == int(2.5 * one)
+            assert status["dropped"] == 5 and status["timed_out"] == 3
     finally:
         store.release.set()
     assert app.state.history.flush()

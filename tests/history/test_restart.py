@@ -3,63 +3,15 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
+from tests.history.processes import service
 from tests.history.requests import MIX, request
-from tests.serving import free_port, wait_for_health
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@contextmanager
-def service(env: dict[str, str]) -> Iterator[httpx.Client]:
-    """``uvicorn --factory api.app:create_app`` in its own process; SIGTERM at the end, as a supervisor would."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "api.app:create_app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        base_url = f"http://127.0.0.1:{port}"
-        wait_for_health(base_url, proc, 30, output=lambda: proc.communicate()[0])
-        with httpx.Client(base_url=base_url, timeout=30) as http:
-            yield http
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            output = proc.communicate(timeout=20)[0]
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            output = proc.communicate()[0]
-        # uvicorn shuts down gracefully (lifespan included), then re-raises the signal it caught.
-        assert proc.returncode in (0, -signal.SIGTERM), output
 
 
 def restart_keeps_history(env: dict[str, str]) -> None:
-    with service(env) as http:
+    # Queue mode: answers leave before their records are written, so the SIGTERM must flush the queue.
+    with service({**env, "PUSHDOWN_HISTORY_DURABILITY": "queue"}) as http:
         ids = []
         for kind, pipeline, task in MIX:
             answer = http.post("/optimize", json=request(kind, pipeline, task, "before-restart"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from service.database import backend_from_url
 from service.history import MIGRATIONS, Filters, HistoryStore, Record, build_record, explain_tree
 from tests.history.conftest import NOW, seed
 
@@ -27,11 +28,33 @@ def test_schema_is_created_on_first_use_and_migrating_again_changes_nothing(stor
 def test_an_old_schema_is_migrated_and_keeps_its_rows(store_url: str, seed_records: list[Record]) -> None:
     old = HistoryStore.from_url(store_url)
     assert old.migrate(upto=1) == 1
-    old._migrated = True  # noqa: SLF001 - write with the version-1 schema, as an older release would
-    seed(old, seed_records[:3])
+    write_as_version_1(store_url, seed_records[:3])
     new = HistoryStore.from_url(store_url)
     assert new.migrate() == LATEST
     assert new.list(Filters())[1] == 3
+    kept = new.get(seed_records[0].id)  # an uncompressed body from before migration 4 reads as before
+    assert kept is not None and kept["response"]["request_id"] == seed_records[0].id
+    assert new.counters()["recorded"] == 3  # migration 4 counts the rows it finds
+    assert new.counters()["stored_bytes"] > 3 * 256
+
+
+def write_as_version_1(url: str, records: list[Record]) -> None:
+    """Rows as a release with schema version 1 wrote them: uncompressed text bodies, no counters."""
+    backend = backend_from_url(url)
+    columns = (
+        "id, created_at, day, pipeline, task, run, input_form, mode, cost_before, cost_after, saved, savings, "
+        "pushed, kept, blocked, sources, model_version, statistics_version, duration_ms, request, response"
+    )
+    con = backend.open()
+    cur = con.cursor()
+    backend.begin(con)
+    for r in records:
+        row = (r.id, backend.timestamp(r.created_at), r.day, r.pipeline, r.task, r.run, r.input_form, r.mode)
+        row += (r.cost_before, r.cost_after, r.saved, r.savings, r.pushed, r.kept, r.blocked, "{}", None, None, None)
+        row += (r.request_json, r.response_json)
+        cur.execute(backend.sql(f"INSERT INTO optimizations ({columns}) VALUES ({', '.join(['?'] * 21)})"), row)
+    backend.commit(con)
+    con.close()
 
 
 def test_two_processes_starting_together_migrate_once(store_url: str) -> None:

@@ -2,7 +2,6 @@
 (function () {
   "use strict";
 
-  const TOKEN_KEY = "pushdown.token";
   const PAGE = 20;
   const COLORS = { pushed: "#0f766e", kept: "#b7791f", blocked: "#c0392b", before: "#9fb3bf", line: "#134e4a" };
   const intFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
@@ -47,8 +46,14 @@
 
   // ------------------------------------------------------------ API and auth
 
-  function token() {
-    return sessionStorage.getItem(TOKEN_KEY) || "";
+  // The token is traded once for an HttpOnly session cookie (POST /dashboard/login); the page never keeps it.
+  async function postJson(path, body) {
+    return fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body || {}),
+      credentials: "same-origin",
+    });
   }
 
   class Unauthorized extends Error {}
@@ -59,8 +64,7 @@
       if (value !== "" && value !== null && value !== undefined) url.searchParams.set(key, value);
     }
     const headers = { Accept: "application/json" };
-    if (token()) headers.Authorization = "Bearer " + token();
-    const response = await fetch(url, { headers });
+    const response = await fetch(url, { headers, credentials: "same-origin" });
     if (response.status === 401) throw new Unauthorized("unauthorized");
     const body = await response.json().catch(() => ({}));
     if (!response.ok) throw new Error(body.message || "HTTP " + response.status);
@@ -78,9 +82,7 @@
       await work();
     } catch (err) {
       if (err instanceof Unauthorized) {
-        const hadToken = Boolean(token());
-        sessionStorage.removeItem(TOKEN_KEY);
-        showLogin(hadToken);
+        showLogin(false);
       } else {
         showBanner(err.message || String(err));
       }
@@ -97,11 +99,6 @@
 
   function readUrl() {
     const params = new URLSearchParams(window.location.search);
-    const given = params.get("token");
-    if (given) {
-      sessionStorage.setItem(TOKEN_KEY, given);
-      params.delete("token"); // keep it out of the address bar and the history
-    }
     state.filters = { pipeline: params.get("pipeline") || "", from: params.get("from") || "", to: params.get("to") || "" };
     writeUrl(params);
   }
@@ -309,10 +306,11 @@
   async function loadStatus() {
     const status = await api("/api/history/status");
     const pill = $("#recording");
-    const lost = status.failed + status.dropped;
+    const counts = status.totals || status; // totals: since the history began, kept in the database
+    const lost = counts.failed + counts.dropped + (counts.timed_out || 0);
     pill.className = "pill " + (!status.enabled ? "" : lost ? "warn" : "ok");
-    pill.textContent = !status.enabled ? "Recording off" : lost ? `Recording · ${intFmt.format(lost)} lost` : `Recording · ${status.backend}`;
-    pill.title = status.last_error ? `Last error: ${status.last_error}` : `Recorded by this process: ${intFmt.format(status.recorded)}`;
+    pill.textContent = !status.enabled ? "Recording off" : lost ? `Recording · ${intFmt.format(lost)} not recorded` : `Recording · ${status.backend}`;
+    pill.title = status.last_error ? `Last error: ${status.last_error}` : `Recorded: ${intFmt.format(counts.recorded)}`;
   }
 
   async function refresh() {
@@ -472,11 +470,22 @@
     $("#drill").addEventListener("click", (e) => { if (e.target.id === "drill") closeDrill(); });
     document.addEventListener("keydown", (e) => { if (e.key === "Escape" && !$("#drill").hidden) closeDrill(); });
     window.addEventListener("popstate", route);
-    $("#logout").hidden = !token();
-    $("#logout").addEventListener("click", () => { sessionStorage.removeItem(TOKEN_KEY); window.location.reload(); });
-    $("#login-form").addEventListener("submit", (e) => {
+    $("#logout").hidden = true;
+    fetch("/dashboard/session", { credentials: "same-origin" })
+      .then((r) => r.json())
+      .then((s) => { $("#logout").hidden = !s.signed_in; })
+      .catch(() => {});
+    $("#logout").addEventListener("click", () => {
+      postJson("/dashboard/logout").finally(() => window.location.reload());
+    });
+    $("#login-form").addEventListener("submit", async (e) => {
       e.preventDefault();
-      sessionStorage.setItem(TOKEN_KEY, $("#login-token").value.trim());
+      const response = await postJson("/dashboard/login", { token: $("#login-token").value.trim() });
+      $("#login-token").value = "";
+      if (!response.ok) {
+        $("#login-error").hidden = false;
+        return;
+      }
       $("#login").hidden = true;
       $("#logout").hidden = false;
       refresh().then(route);

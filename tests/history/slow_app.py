@@ -1,0 +1,33 @@
+"""The real app, with requests whose ``context.task`` is ``slow`` taking ``PUSHDOWN_TEST_SLOW_S`` seconds longer
+(the engine's work, in the worker thread), so a test can send SIGTERM while one is in flight.
+
+    uvicorn --factory tests.history.slow_app:create_app
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from fastapi import FastAPI
+
+from api.app import create_app as create_real_app
+from service.optimize import OptimizeInput, OptimizeService
+
+
+class SlowOptimizer:
+    def __init__(self, inner: OptimizeService, delay_s: float) -> None:
+        self.inner = inner
+        self.delay_s = delay_s
+
+    def optimize(self, body: OptimizeInput) -> dict[str, Any]:
+        if (body.context or {}).get("task") == "slow":
+            time.sleep(self.delay_s)
+        return self.inner.optimize(body)
+
+
+def create_app() -> FastAPI:
+    app = create_real_app()
+    app.state.optimizer = SlowOptimizer(app.state.optimizer, float(os.environ.get("PUSHDOWN_TEST_SLOW_S", "0")))
+    return app
