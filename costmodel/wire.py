@@ -67,7 +67,7 @@ NODE_KEYS: dict[str, frozenset[str]] = {
     "scan": frozenset({"table", "alias", "filters", "columns", "containers", "index"}),
     "filter": frozenset({"predicate", "input"}),
     "project": frozenset({"exprs", "input"}),
-    "aggregate": frozenset({"group_by", "aggregates", "input"}),
+    "aggregate": frozenset({"group_by", "aggregates", "grouping_sets", "input"}),
     "join": frozenset({"type", "on", "null_aware", "left", "right"}),
     "union": frozenset({"all", "inputs"}),
     "intersect": frozenset({"all", "inputs"}),
