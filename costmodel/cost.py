@@ -303,16 +303,23 @@ class CostModel:
             return self._make(node, inputs, out, opts.k("limit"), dict(kid_ests[0].ndv))
         if isinstance(node, Aggregate):
             rows_in = inputs[0]
-            if not node.group_by:
-                out = 1.0
-            else:
+
+            def groups_of(keys: tuple) -> float:
+                """Groups one grouping emits: the product of its keys' NDVs, at most the input rows."""
+                if not keys:
+                    return 1.0
                 groups = 1.0
-                for key in node.group_by:
+                for key in keys:
                     guess = self._expr_ndv(key.expr, kid_ests[0].ndv)
                     groups *= guess if guess is not None else rows_in
                     if groups >= rows_in:
                         break
-                out = min(rows_in, groups)
+                return min(rows_in, groups)
+
+            if node.grouping_sets is None:
+                out = groups_of(node.group_by)
+            else:  # every grouping set emits its own groups (ROLLUP (a, b): groups of (a, b), of (a), and 1)
+                out = sum(groups_of(tuple(node.group_by[i] for i in s)) for s in node.grouping_sets)
             ndv = {}
             for key in node.group_by:
                 guess = self._expr_ndv(key.expr, kid_ests[0].ndv)
