@@ -145,7 +145,9 @@ class Call:
     """Any operator or function call, by its SQL spelling (``=``, ``and``, ``like``, ``sum``).
 
     ``type`` is the target of a cast. A user-defined function has ``fn="udf"``
-    and declares ``name``, ``cost`` and ``deterministic``.
+    and declares ``name``, ``cost`` and ``deterministic``. A function the request
+    declares (``costmodel.functions``) carries its ``cost``, ``deterministic`` and
+    ``may_fail``; one the engine does not know and nobody declared is ``opaque``.
     """
 
     fn: str
@@ -155,6 +157,10 @@ class Call:
     name: str | None = None
     cost: float | None = None
     deterministic: bool = True
+    may_fail: bool = False
+    #: a function the engine does not know and the request did not declare: maybe non-deterministic,
+    #: maybe failing, of unknown cost; never moved (docs/api.md, "functions")
+    opaque: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,9 +255,25 @@ def column_ids(expr: Expr) -> frozenset[int]:
 
 
 def is_deterministic(expr: Expr) -> bool:
+    """False when any call in ``expr`` (subqueries included) is non-deterministic or opaque."""
     return not any(
-        isinstance(node, Call) and (node.fn in NONDETERMINISTIC or (node.fn == "udf" and not node.deterministic))
+        isinstance(node, Call) and (node.fn in NONDETERMINISTIC or not node.deterministic or node.opaque)
         for node in walk(expr, into_subqueries=True)
+    )
+
+
+def opaque_names(expr: Expr) -> list[str]:
+    """Names of the unknown, undeclared functions ``expr`` calls (subqueries included), in order."""
+    names = [n.fn for n in walk(expr, into_subqueries=True) if isinstance(n, Call) and n.opaque]
+    return list(dict.fromkeys(names))
+
+
+def opaque_detail(expr: Expr) -> str:
+    """Why a predicate calling unknown functions stays put, and how to let it move."""
+    names = ", ".join(opaque_names(expr))
+    return (
+        f"{names}: not a function the engine knows, so it may be non-deterministic or fail and stays where the"
+        " query put it; declare it under functions (cost, deterministic, may_fail) to let it move"
     )
 
 
@@ -285,7 +307,7 @@ def can_raise(expr: Expr) -> bool:
             continue
         if node.fn in DIVISIONS and not (len(node.args) == 2 and _nonzero_literal(node.args[1])):
             return True
-        if node.fn in RAISING:
+        if node.fn in RAISING or node.may_fail or node.opaque:
             return True
         if node.fn == "cast" and node.args:
             source = node.args[0]
@@ -338,8 +360,10 @@ def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:
             total += costs["subquery"]
         elif isinstance(node, Call):
             fn = node.fn
-            if fn == "udf":
+            if fn == "udf" or node.opaque:
                 total += node.cost if node.cost is not None else costs["udf"]
+            elif node.cost is not None:  # a declared function
+                total += node.cost
             elif fn in BOOLEAN:
                 total += costs["boolean"]
             elif fn in COMPARISONS or fn in ("is_null", "is_not_null"):

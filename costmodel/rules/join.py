@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from costmodel.expr import Call, Expr, can_raise, column_ids
 from costmodel.plan import Join, output_fields
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 #: sides a WHERE predicate may enter, by join type
@@ -72,7 +73,7 @@ def is_cross_side_equality(predicate: Expr, node: Join) -> bool:
 
 def _guarded(predicate: Expr, node: Join) -> Blocked | None:
     if node.on is not None and can_raise(predicate):
-        return Blocked("can_raise_guard", "the predicate can raise and the join condition may guard it")
+        return Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and the join condition may guard it")
     return None
 
 
@@ -83,20 +84,20 @@ def _enter_side(predicate: Expr, node: Join, sides: dict[str, tuple[int, ...]], 
         return guard
     side = side_of(predicate, node)
     if side is None:
-        return Blocked("references_both_sides", f"the {what} reads columns of both join inputs")
+        return Blocked(Reason.REFERENCES_BOTH_SIDES, f"the {what} reads columns of both join inputs")
     if sides is ON_SIDES and node.null_aware:
-        return Blocked("null_aware_anti_join", "NOT IN semantics depend on every row of the subquery side")
+        return Blocked(Reason.NULL_AWARE_ANTI_JOIN, "NOT IN semantics depend on every row of the subquery side")
     allowed = sides[node.type]
     if not column_ids(predicate) and allowed:
         side = allowed[0]  # a constant filters any allowed side alike
     if node.type == "full":
-        return Blocked("full_join", "no input of a full join may lose rows before it")
+        return Blocked(Reason.FULL_JOIN, "no input of a full join may lose rows before it")
     if side not in allowed:
         name = "right" if side else "left"
         if sides is WHERE_SIDES:
-            return Blocked("null_supplying_side", f"the {name} input of a {node.type} join is null-supplying")
+            return Blocked(Reason.NULL_SUPPLYING_SIDE, f"the {name} input of a {node.type} join is null-supplying")
         return Blocked(
-            "preserved_side_on_predicate",
+            Reason.PRESERVED_SIDE_ON_PREDICATE,
             f"rows of the {name} input of a {node.type} join are kept even when the condition fails",
         )
     return [Crossing(side, predicate)]
