@@ -24,9 +24,10 @@ A kept predicate holding a subquery (``EXISTS``, ``IN (SELECT ...)``) gets no ba
 conjunct into a semi or anti join where it stands only while it is a plain conjunct; under an ``OR`` it would
 become an existence join over every row. Those are listed in ``left_to_spark`` and Spark places them itself.
 
-Everything else Catalyst does stays on: no settings are needed, so ``conf`` is empty. Settings remain only for a
-kept predicate a barrier cannot hold (a join condition of an outer join: Spark refuses non-deterministic join
-conditions); then ``conf`` excludes the two rules that would move it, and a warning says so.
+Everything else Catalyst does stays on: no settings are needed, so ``conf`` is empty. Spark refuses
+non-deterministic join conditions, so a kept conjunct of an inner join's condition moves to a filter right above
+the join (the same rows) behind its barrier; one of an outer, semi or anti join cannot move, and only then does
+``conf`` exclude the two rules that would move it, with a warning.
 
 An orchestrator runs the answer with ``service.spark_runner.run_sql`` (settings applied and restored around the
 run), or by hand::
