@@ -222,7 +222,9 @@ def add_baseline(response: dict[str, Any], mode: str, rule_based: Callable[[], d
     peer, would run) and the savings against it, the headline; ``savings_vs_written`` labels the old figure."""
     cost = response["cost"]
     after = float(cost["after"]["total"])
-    baseline = after if mode == "always" else float(rule_based()["cost"]["after"]["total"])
+    # Without a single kept decision every predicate went as deep as legal: the plan is the rule-based one.
+    same_plan = mode == "always" or not any(d.get("action") == "kept" for d in response.get("decisions", []))
+    baseline = after if same_plan else float(rule_based()["cost"]["after"]["total"])
     cost["baseline"] = {"total": baseline, "mode": "always"}
     cost["savings_vs_baseline"] = _savings(baseline, after)
     cost["savings_vs_written"] = cost.get("savings", _savings(float(cost["before"]["total"]), after))

@@ -105,3 +105,26 @@ def test_session_settings_restores_set_and_unset_keys_exactly(spark):
         raise RuntimeError("a failing action")
     assert settings(spark) == before
     spark.conf.set("spark.sql.shuffle.partitions", "2")
+
+
+OUTER_SQL = (
+    "SELECT o.o_id, c.c_name FROM orders o LEFT JOIN customer c ON o.o_custkey = c.c_custkey AND c.c_nationkey = 5"
+)
+
+
+def test_settings_an_answer_needs_hold_during_the_action_only(world):
+    """A kept outer-join condition needs ``conf``: the runner applies it around each action (the condition stays
+    in the join: Spark's scan of customer gets no nation filter) and restores the caller's settings."""
+    from tests.spark import plans
+
+    spark, _, _, tmp = world
+    before = settings(spark)
+    result = run_sql(spark, OUTER_SQL, catalog=catalog(), options={"mode": "never"})
+    assert result.conf == {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES}
+    assert rows(result.collect()) == rows(spark.sql(OUTER_SQL).collect())
+    with result.settings():
+        result.dataframe.collect()
+        kept = [f for f in plans.scan_filters(result.dataframe) if "c_nationkey" in f]
+    assert kept == []
+    result.write_parquet(str(tmp / "outer"), mode="overwrite")
+    assert settings(spark) == before
