@@ -233,6 +233,11 @@ class HistoryRecorder:
             except Exception as exc:
                 logger.warning("optimization history: closing the store failed: %r", exc)
 
+    def queue_state(self) -> dict[str, int]:
+        """The queue and the loss counters of this process, from memory only: cheap enough for every request."""
+        with self._lock:
+            return {"queued": len(self._queue), "dropped": self._counters.dropped, "failed": self._counters.failed}
+
     def status(self) -> dict[str, Any]:
         """Counters since this process started, and ``totals`` since the history began (from the database)."""
         with self._lock:
