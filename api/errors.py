@@ -24,6 +24,7 @@ STATUS_BY_CODE = {
     "sql_unavailable": 501,
     "time_limit": 503,
     "statistics_unavailable": 503,
+    "history_unavailable": 503,
 }
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 

@@ -83,6 +83,10 @@ class OptimizeRequest(BaseModel):
         ),
     )
     context: Context | None = None
+    functions: dict[str, dict[str, Any]] | None = Field(
+        default=None,
+        description='Functions the SQL calls, by name: {"cost": N, "deterministic": true} (cost per row).',
+    )
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
@@ -110,6 +114,7 @@ class OptimizeRequest(BaseModel):
             catalog=self.catalog,
             options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
+            functions=self.functions,
         )
 
 
@@ -192,7 +197,14 @@ class Cost(BaseModel):
 
     before: CostTable
     after: CostTable
-    savings: float = Field(description="1 - after.total / before.total.")
+    savings: float = Field(description="1 - after.total / before.total: against the query as written.")
+    baseline: dict[str, Any] | None = Field(
+        default=None, description="The rule-based plan's cost (`always` mode: what Catalyst and its peers run)."
+    )
+    savings_vs_baseline: float | None = Field(
+        default=None, description="1 - after.total / baseline.total: the gain over rule-based pushdown (headline)."
+    )
+    savings_vs_written: float | None = Field(default=None, description="Same as `savings`, labelled.")
 
 
 class Decision(BaseModel):
@@ -234,11 +246,64 @@ class Explain(BaseModel):
     after: str
 
 
+class TableStatistics(BaseModel):
+    """An analyzed table's statistics that the answer used (see docs/statistics.md)."""
+
+    table: str = Field(description="The table as the request names it.")
+    analyzed_table: str = Field(description="The analyzed table's stored name.")
+    resolved_by: Literal["name", "ref"] = Field(
+        description="name: found by the query's table name; ref: the catalog's {\"ref\": ...}."
+    )
+    version: int
+    analyzed_at: str
+    row_count: int | None = None
+    sample_rows: int | None = Field(default=None, description="Rows in the stored sample.")
+    source: dict[str, Any] | None = Field(default=None, description="What was analyzed: path and format, or table.")
+    fingerprint: dict[str, Any] | None = Field(
+        default=None, description="Files, bytes and digest of the source's files when analyzed (local sources)."
+    )
+    source_changed: bool | None = Field(
+        default=None, description="Whether the source's files differ now; null when it cannot be checked."
+    )
+
+
+class Comparison(BaseModel):
+    """A comparison that decided a step, with its labelled terms (docs/api.md#decisions)."""
+
+    kind: Literal["cost", "benefit", "derived"]
+    holds: bool
+    terms: dict[str, float | None]
+    text: str = Field(description="e.g. `1 - r = 0.9 <= p·r1 = 0.5 × 4 = 2`.")
+
+
+class SummaryStep(BaseModel):
+    operator: str | None = Field(description="Kind and id, e.g. `TableScan orders (n9)`.")
+    path: str | None = Field(default=None, description="Kinds from the root down to the operator.")
+    action: str
+    reason: str
+    decided_by: Comparison | None = None
+
+
+class PredicateSummary(BaseModel):
+    """One predicate: where it ended up and why (the decision log grouped per predicate)."""
+
+    predicate: str
+    final_position: str
+    scans_reached: list[str]
+    inferred: str | None = Field(default=None, description="How it was inferred, when the query did not state it.")
+    stopped: str = Field(description="The one reason it went no lower, with the numbers that decided.")
+    steps: list[SummaryStep]
+
+
 class OptimizeResponse(BaseModel):
     model_config = _OPEN
 
-    request_id: str
+    request_id: str = Field(
+        description="This answer's id: the history's key, and X-Request-ID unless the caller set one."
+    )
+    client_request_id: str | None = Field(default=None, description="The caller's X-Request-ID, when it sent one.")
     context: Context | None = None
+    summary: list[PredicateSummary] = Field(default_factory=list, description="Per predicate, read first.")
     plan: dict[str, Any] = Field(description="The rewritten plan.")
     sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")
     substrait: dict[str, Any] | None = Field(
@@ -251,9 +316,17 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Per scan: containers pruned and kept, and the index lookup considered."
     )
     warnings: list[Any]
+    statistics: list[TableStatistics] = Field(
+        default_factory=list, description="Analyzed tables whose statistics the answer used."
+    )
     cost: Cost
     explain: Explain
     model_version: str | None = Field(default=None, description="The cost model's version.")
+    spark: dict[str, Any] | None = Field(
+        default=None,
+        description="What Spark runs to keep every placement: `sql` (Spark dialect, per-predicate barriers), "
+        "`conf` (session settings, normally empty), `barriers`, `left_to_spark`.",
+    )
 
 
 class ErrorResponse(BaseModel):

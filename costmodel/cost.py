@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from costmodel.catalog import Catalog
-from costmodel.estimate import ColumnInfo, Estimator
+from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
 from costmodel.expr import Call, Column, Expr, Subquery, and_, column_ids, conjuncts, per_row_cost, walk
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
@@ -98,7 +98,7 @@ class CostModel:
         #: columns whose NDV nobody gave: assumed to be their table's row count (see _join)
         self.guessed: set[int] = set()
         self._joint_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float | None]] = {}
-        self._samples = any(getattr(source, "name", "") == "sample" for source in estimator.sources)
+        self._samples = any(getattr(source, "name", "") in JOINT_SOURCES for source in estimator.sources)
         self._memo: dict[int, tuple[Node, RowEstimate]] = {}
         self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
@@ -184,7 +184,7 @@ class CostModel:
         hit = self._joint_cache.get(key)
         if hit is None or any(a is not b for a, b in zip(hit[0], predicates, strict=True)):
             estimate = self.estimator.estimate(and_(predicates))
-            value = estimate.selectivity if estimate.source == "sample" else None
+            value = estimate.selectivity if estimate.source in JOINT_SOURCES else None
             hit = (tuple(predicates), value)
             self._joint_cache[key] = hit
         return hit[1]

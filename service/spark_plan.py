@@ -1,31 +1,88 @@
-"""Run a plan (original or rewritten) on Spark as a PySpark DataFrame.
+"""What Spark needs to run an answer and keep every placement we decided: the ``spark`` object.
 
-An orchestrator that got a rewritten plan from ``POST /optimize`` can run it
-directly::
+Under its default settings Catalyst pushes every *deterministic* filter conjunct as far down as its rules allow
+(``PushPredicateThroughJoin``, ``PushPredicateThroughNonJoin`` through aggregates, windows, sorts and unions), so
+a predicate we deliberately keep above a join would land below it again. Excluding those rules for the whole
+query (``spark.sql.optimizer.excludedRules``) also stops every pushdown Catalyst makes after its own rewrites
+(on TPC-H q20 the filter it derives from a decorrelated subquery: 909,455 rows aggregated instead of 9,741).
 
-    from pyspark.sql import SparkSession
-    from service.spark_plan import register_tables, to_dataframe
+So each predicate we keep above an operator gets its own *barrier*: the conjunct ``p`` is rendered as
+``(p OR spark_partition_id() < 0)``. ``spark_partition_id()`` is non-deterministic, which makes the whole
+conjunct non-deterministic, and Catalyst never moves a non-deterministic conjunct across a join, aggregate or
+window (its split keeps them where they are). The right side is never true, so the conjunct selects exactly
+the rows ``p`` selects (a NULL ``p`` stays NULL, i.e. rejected), and costs one integer read on rows ``p`` rejects.
+``rand() < 0`` would not do: Spark's ``OptimizeRand`` folds it to false and the barrier disappears.
 
-    spark = SparkSession.builder.getOrCreate()
-    register_tables(spark, {"cities": "/data/cities.parquet", "states": "/data/states.parquet"})
+What a barrier blocks besides the move (read off Spark 4's optimized plans, tests/spark/test_barrier.py):
+
+- constraint inference from that conjunct: Catalyst no longer derives ``col IS NOT NULL`` from ``p``. The
+  rewrite adds those conjuncts itself (deterministic, so Catalyst pushes them to the scan) for every column
+  ``p`` rejects NULLs on;
+- filters above the barrier are not combined with it; other conjuncts of the same WHERE still move.
+
+A kept predicate holding a subquery (``EXISTS``, ``IN (SELECT ...)``) gets no barrier: Spark turns such a
+conjunct into a semi or anti join where it stands only while it is a plain conjunct; under an ``OR`` it would
+become an existence join over every row. Those are listed in ``left_to_spark`` and Spark places them itself.
+
+Everything else Catalyst does stays on: no settings are needed, so ``conf`` is empty. Settings remain only for a
+kept predicate a barrier cannot hold (a join condition of an outer join: Spark refuses non-deterministic join
+conditions); then ``conf`` excludes the two rules that would move it, and a warning says so.
+
+An orchestrator runs the answer with ``service.spark_runner.run_sql`` (settings applied and restored around the
+run), or by hand::
+
     answer = httpx.post(f"{base}/optimize", json=request).json()
-    rows = to_dataframe(spark, answer["plan"], request.get("catalog")).collect()
-
-The plan goes through the Spark SQL renderer (``service.sql.plan_to_sql``),
-whose output is checked on Spark by the TPC-H and differential tests, so a
-filter lands exactly where the plan puts it: a filtered subquery under a join,
-a WHERE on a table for a scan's ``filters``.
+    df = spark.sql(answer["spark"]["sql"])  # answer["spark"]["conf"] is {} unless a warning says otherwise
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from service.sql import plan_to_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+_RULES = "org.apache.spark.sql.catalyst.optimizer."
+#: The smallest set that keeps a deterministic conjunct where it is: the join rule alone is not enough, because
+#: PushDownPredicates calls its logic directly, and it runs again in the subquery-rewrite batch.
+FALLBACK_EXCLUDED_RULES = f"{_RULES}PushDownPredicates,{_RULES}PushPredicateThroughJoin"
+EXCLUDED_RULES_KEY = "spark.sql.optimizer.excludedRules"
+
+#: Never true, non-deterministic: see the module docstring.
+NEVER_TRUE: dict[str, Any] = {"fn": "<", "args": [{"fn": "spark_partition_id", "args": []}, {"lit": 0, "type": "int"}]}
+
+#: Functions that are NULL whenever any argument is NULL (enough for ``col IS NOT NULL`` to follow from them).
+_STRICT = frozenset(
+    {"=", "!=", "<>", "<", "<=", ">", ">=", "+", "-", "*", "/", "%", "div", "mod", "neg", "not", "cast"}
+    | {"like", "ilike", "not_like", "rlike", "regexp", "regexp_like", "lower", "upper", "length", "substring"}
+    | {"substr", "trim", "abs"}
+)
+#: Functions NULL whenever their *first* argument is NULL.
+_STRICT_FIRST = frozenset({"in", "not_in", "between"})
+
+
+@dataclass(frozen=True, slots=True)
+class SparkTarget:
+    """The ``spark`` object of an answer: the SQL to run, the session settings it needs, the barriers in it."""
+
+    sql: str
+    conf: dict[str, str] = field(default_factory=dict)
+    barriers: list[str] = field(default_factory=list)
+    unheld: list[str] = field(default_factory=list)
+    left_to_spark: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sql": self.sql,
+            "conf": dict(self.conf),
+            "barriers": list(self.barriers),
+            "left_to_spark": list(self.left_to_spark),
+        }
 
 
 def register_tables(spark: SparkSession, paths: Mapping[str, str], file_format: str = "parquet") -> None:
@@ -35,10 +92,195 @@ def register_tables(spark: SparkSession, paths: Mapping[str, str], file_format: 
 
 
 def to_sql(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None = None) -> str:
-    """The Spark SQL that runs ``plan``."""
+    """The Spark SQL of ``plan`` with no barriers: what the plan says, which Catalyst may still rearrange."""
     return plan_to_sql(dict(plan), "spark", catalog=dict(catalog) if catalog is not None else None)
 
 
 def to_dataframe(spark: SparkSession, plan: Mapping[str, Any], catalog: Mapping[str, Any] | None = None) -> DataFrame:
     """``plan`` as a DataFrame over the session's registered tables (lazy: nothing runs until an action)."""
     return spark.sql(to_sql(plan, catalog))
+
+
+def spark_target(
+    plan: Mapping[str, Any], decisions: list[Mapping[str, Any]], catalog: Mapping[str, Any] | None = None
+) -> SparkTarget:
+    """The SQL and settings under which Spark keeps every placement of ``plan`` (the answer's rewritten plan).
+
+    >>> scan = {"op": "scan", "id": "s", "table": "t", "filters": []}
+    >>> plan = {"op": "filter", "id": "f", "input": {"op": "aggregate", "id": "a", "input": scan,
+    ...         "group_by": [{"expr": {"col": "t.k"}, "as": "k"}], "aggregates": []},
+    ...         "predicate": {"fn": ">", "args": [{"col": "k"}, {"lit": 1, "type": "int"}]}}
+    >>> catalog = {"tables": {"t": {"columns": [{"name": "k", "type": "int"}]}}}
+    >>> target = spark_target(plan, [{"predicate": "k > 1", "operator": "a", "action": "kept"}], catalog)
+    >>> target.barriers, target.conf
+    (['k > 1'], {})
+    >>> "k > 1 OR SPARK_PARTITION_ID() < 0" in target.sql
+    True
+    """
+    kept = _kept_pairs(decisions, _scan_ids(plan))
+    if not kept:
+        return SparkTarget(sql=to_sql(plan, catalog))
+    texts = _conjunct_texts(plan, catalog)
+    fenced = copy.deepcopy(dict(plan))
+    barriers: list[str] = []
+    held: set[tuple[str, str]] = set()
+    left: set[tuple[str, str]] = set()
+    for node in _nodes(fenced):
+        if node.get("op") != "filter":
+            continue
+        below = set(_ids(node["input"]))
+        parts = _conjuncts(node["predicate"])
+        marks = [
+            next(((t, op) for t, op in kept if t == text and op in below), None) for text in texts.get(node["id"], [])
+        ]
+        if len(marks) != len(parts) or not any(marks):
+            continue
+        for i, part in enumerate(parts):  # Spark turns these into semi/anti joins only as plain conjuncts
+            mark = marks[i]
+            if mark is not None and any(True for _ in _nodes(part)):
+                left.add(mark)
+                marks[i] = None
+        plain = [p for p, m in zip(parts, marks, strict=True) if m is None]
+        guarded = [p for p, m in zip(parts, marks, strict=True) if m is not None]
+        held.update(m for m in marks if m is not None)
+        barriers += [m[0] for m in marks if m is not None]
+        implied = sorted({c for p in guarded for c in null_rejected_columns(p)} - _is_not_null_columns(plain))
+        plain += [{"fn": "is_not_null", "args": [{"col": c}]} for c in implied]
+        fenced_parts = plain + [{"fn": "or", "args": [p, NEVER_TRUE]} for p in guarded]
+        node["predicate"] = fenced_parts[0] if len(fenced_parts) == 1 else {"fn": "and", "args": fenced_parts}
+    unheld = sorted({text for text, op in kept - held - left})
+    conf = {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES} if unheld else {}
+    return SparkTarget(
+        sql=to_sql(fenced, catalog),
+        conf=conf,
+        barriers=barriers,
+        unheld=unheld,
+        left_to_spark=sorted({text for text, _ in left}),
+    )
+
+
+def null_rejected_columns(expr: Any) -> set[str]:
+    """Columns whose NULL makes ``expr`` NULL or false, i.e. rejected by a filter.
+
+    >>> sorted(null_rejected_columns({"fn": ">", "args": [{"fn": "+", "args": [{"col": "a"}, {"col": "b"}]},
+    ...                                                       {"lit": 1, "type": "int"}]}))
+    ['a', 'b']
+    >>> null_rejected_columns({"fn": "udf", "name": "f", "args": [{"col": "a"}], "cost": 9})
+    set()
+    """
+    if not isinstance(expr, dict):
+        return set()
+    fn = expr.get("fn")
+    if fn == "and":
+        return set().union(*(null_rejected_columns(a) for a in expr.get("args", [])))
+    if fn == "or":
+        sides = [null_rejected_columns(a) for a in expr.get("args", [])]
+        return set.intersection(*sides) if sides else set()
+    return _strict_columns(expr)
+
+
+def _strict_columns(expr: Any) -> set[str]:
+    """Columns whose NULL makes ``expr`` NULL."""
+    if not isinstance(expr, dict):
+        return set()
+    if "col" in expr:
+        return {expr["col"]}
+    fn, args = expr.get("fn"), expr.get("args") or []
+    if fn in _STRICT:
+        return set().union(*(_strict_columns(a) for a in args))
+    if fn in _STRICT_FIRST and args:
+        return _strict_columns(args[0])
+    return set()
+
+
+def _is_not_null_columns(parts: list[Any]) -> set[str]:
+    return {
+        p["args"][0]["col"]
+        for p in parts
+        if isinstance(p, dict) and p.get("fn") == "is_not_null" and "col" in (p.get("args") or [{}])[0]
+    }
+
+
+def _kept_pairs(decisions: list[Mapping[str, Any]], scans: set[str]) -> set[tuple[str, str]]:
+    """(predicate text, operator) for each predicate kept above an operator Catalyst would push it through."""
+    return {
+        (str(d["predicate"]), str(d["operator"]))
+        for d in decisions
+        if d.get("action") == "kept" and d.get("operator") not in scans and "predicate" in d
+    }
+
+
+def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) -> dict[str, list[str]]:
+    """Per filter id, its conjuncts as the decisions spell them (the engine's own rendering)."""
+    from costmodel import catalog_from_wire, plan_from_wire
+    from costmodel.expr import conjuncts
+    from costmodel.plan import Filter
+    from costmodel.render import to_sql as expr_text
+
+    bound = plan_from_wire(dict(plan), catalog_from_wire(dict(catalog) if catalog is not None else {}))
+    out: dict[str, list[str]] = {}
+    stack: list[Any] = [bound]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Filter):
+            out[node.id] = [expr_text(c) for c in conjuncts(node.predicate)]
+        stack += _bound_children(node)
+    return out
+
+
+def _bound_children(node: Any) -> list[Any]:
+    """Children of an engine node, including the plans of subqueries in its expressions."""
+    from costmodel.expr import Subquery
+
+    kids: list[Any] = []
+    for name in ("input", "left", "right"):
+        kid = getattr(node, name, None)
+        if kid is not None:
+            kids.append(kid)
+    kids += list(getattr(node, "inputs", ()) or ())
+
+    def exprs(value: Any) -> Iterator[Any]:
+        if isinstance(value, Subquery):
+            yield value.plan
+            for arg in value.args or ():
+                yield from exprs(arg)
+        elif isinstance(value, tuple):
+            for v in value:
+                yield from exprs(v)
+        elif hasattr(value, "args"):
+            for v in value.args:
+                yield from exprs(v)
+        elif hasattr(value, "expr"):
+            yield from exprs(value.expr)
+
+    for name in ("predicate", "on", "filters", "exprs", "aggregates", "group_by", "functions"):
+        kids += list(exprs(getattr(node, name, None)))
+    return kids
+
+
+def _conjuncts(expr: Any) -> list[Any]:
+    if isinstance(expr, dict) and expr.get("fn") == "and":
+        return [c for a in expr.get("args", []) for c in _conjuncts(a)]
+    return [expr]
+
+
+def _nodes(value: Any) -> Iterator[dict[str, Any]]:
+    """Every plan node in a wire plan, subquery plans included, outermost first."""
+    if isinstance(value, dict):
+        if "op" in value:
+            yield value
+        for v in value.values():
+            yield from _nodes(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _nodes(v)
+
+
+def _ids(value: Any) -> Iterator[str]:
+    for node in _nodes(value):
+        if "id" in node:
+            yield str(node["id"])
+
+
+def _scan_ids(plan: Mapping[str, Any]) -> set[str]:
+    return {str(n.get("id")) for n in _nodes(dict(plan)) if n.get("op") == "scan"}

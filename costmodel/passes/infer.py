@@ -8,6 +8,7 @@ Derived predicates keep the original; at most MAX_DERIVED per plan.
 
 from __future__ import annotations
 
+from costmodel.deadline import check_deadline
 from costmodel.expr import Expr, conjuncts
 from costmodel.passes.work import Work
 from costmodel.placement import ABOVE, SCAN, Position, Pred, build_region, iter_region
@@ -47,6 +48,7 @@ def infer(work: Work) -> None:
 
     queue.extend(preds)
     while queue:
+        check_deadline()
         pred = queue.pop(0)
         for pos in iter_region(pred.root):
             if not isinstance(pos.node, Join) or pos.kind == SCAN:

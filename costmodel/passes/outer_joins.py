@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from costmodel.deadline import check_deadline
 from costmodel.passes.legality import legality
 from costmodel.passes.work import Work
 from costmodel.placement import ABOVE, iter_region
@@ -34,6 +35,7 @@ def outer_joins(work: Work) -> None:
         return
     skeleton = work.require_skeleton()
     while True:
+        check_deadline()  # the request's time limit (costmodel.deadline)
         change = None
         for pred in work.preds:
             for pos in iter_region(pred.root):

@@ -54,7 +54,13 @@ def percent(value: float) -> str:
 
 
 def cost(value: float) -> str:
-    return grouped(value) if abs(value) >= 100 else grouped(value, 2).rstrip("0").rstrip(".")
+    """Like the page: grouped below ten thousand, then three significant digits with k, M, G, T, then 1.29e25."""
+    if abs(value) < 1e4:
+        return grouped(value) if abs(value) >= 100 else grouped(value, 2).rstrip("0").rstrip(".")
+    if abs(value) >= 1e15:
+        return f"{value:.2e}".replace("e+", "e")
+    size, unit = next((s, u) for s, u in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")) if abs(value) >= s)
+    return f"{float(f'{value / size:.3g}'):g}" + unit
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +137,7 @@ def test_dashboard_shows_the_history(
 
         # The cards say what the API says, readably.
         check_cards(page, savings["totals"])
-        assert re.fullmatch(r"[\d,]+", card(page, "cost-before")) and "," in card(page, "cost-before")
+        assert re.fullmatch(r"[\d,.]+[kMGT]?|\d\.\d+e\d+", card(page, "cost-before"))
         decisions = page.locator('[data-field="decisions"]').inner_text()
         assert f"{savings['totals']['blocked']} blocked" in decisions
 

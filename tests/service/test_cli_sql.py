@@ -53,7 +53,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 
 def _sql_after(stdout: str) -> str:
-    return stdout.split("== sql after ==\n", 1)[1]
+    return stdout.split("== sql after ==\n", 1)[1].split("\n== spark ==", 1)[0]
 
 
 def test_a_sql_file_prints_explain_costs_decisions_and_the_rewritten_sql(
@@ -140,7 +140,7 @@ def test_sql_errors_point_at_line_and_column_and_exit_2(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--sql", "SELECT 1 FROM cities"], "SQL input needs --catalog"),
+        (["--sql", "SELECT * FROM cities"], "SELECT * without a catalog"),  # nor an analyzed table
         (["QUERY", "--sql", "SELECT 1 FROM cities", "--catalog", "CATALOG"], "not both"),
         (["REQUEST", "--catalog", "CATALOG"], "apply to SQL input"),
         (["QUERY", "--catalog", "BROKEN"], "is not valid JSON"),

@@ -8,17 +8,27 @@
   const decFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
   const pctFmt = new Intl.NumberFormat("en-US", { style: "percent", minimumFractionDigits: 1, maximumFractionDigits: 1 });
 
-  const state = { filters: { pipeline: "", from: "", to: "" }, offset: 0, total: 0, charts: {} };
+  const state = { filters: { pipeline: "", task: "", from: "", to: "" }, offset: 0, total: 0, charts: {} };
   const $ = (sel, root) => (root || document).querySelector(sel);
 
   // ------------------------------------------------------------ formatting
 
+  const UNITS = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+  const sigFmt = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3 });
+
+  /** A cost for people: 1,234 below ten thousand, then 12.3k, 4.56M, 7.89G, 1.23T, and 1.29e25 beyond. */
   function num(value) {
     if (value === null || value === undefined || Number.isNaN(value)) return "–";
-    return Math.abs(value) >= 100 ? intFmt.format(value) : decFmt.format(value);
+    const abs = Math.abs(value);
+    if (abs < 1e4) return abs >= 100 ? intFmt.format(value) : decFmt.format(value);
+    if (abs >= 1e15) return value.toExponential(2).replace("e+", "e");
+    const [size, unit] = UNITS.find(([s]) => abs >= s);
+    return sigFmt.format(value / size) + unit;
   }
+  /** One decimal; a ratio far outside [-1, 1] (against a cross product) stays short. */
   function pct(value) {
-    return value === null || value === undefined ? "–" : pctFmt.format(value);
+    if (value === null || value === undefined || Number.isNaN(value)) return "–";
+    return Math.abs(value) >= 100 ? num(value * 100) + "%" : pctFmt.format(value);
   }
   function ratio(value, digits) {
     return value === null || value === undefined ? "–" : Number(value).toFixed(digits === undefined ? 3 : digits);
@@ -99,7 +109,12 @@
 
   function readUrl() {
     const params = new URLSearchParams(window.location.search);
-    state.filters = { pipeline: params.get("pipeline") || "", from: params.get("from") || "", to: params.get("to") || "" };
+    state.filters = {
+      pipeline: params.get("pipeline") || "",
+      task: params.get("task") || "",
+      from: params.get("from") || "",
+      to: params.get("to") || "",
+    };
     writeUrl(params);
   }
 
@@ -114,6 +129,7 @@
 
   function syncFilterInputs() {
     $("#f-pipeline").value = state.filters.pipeline;
+    $("#f-task").value = state.filters.task;
     $("#f-from").value = state.filters.from;
     $("#f-to").value = state.filters.to;
   }
@@ -124,13 +140,19 @@
 
   function bindFilters() {
     const changed = () => {
-      state.filters = { pipeline: $("#f-pipeline").value, from: $("#f-from").value, to: $("#f-to").value };
+      state.filters = { pipeline: $("#f-pipeline").value, task: $("#f-task").value, from: $("#f-from").value, to: $("#f-to").value };
       state.offset = 0;
       document.querySelectorAll(".quick button").forEach((b) => b.classList.remove("active"));
       writeUrl();
       refresh();
     };
-    $("#f-pipeline").addEventListener("change", changed);
+    $("#f-pipeline").addEventListener("change", () => { $("#f-task").value = ""; changed(); });
+    $("#f-task").addEventListener("change", changed);
+    $("#find-id").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const id = $("#f-id").value.trim();
+      if (id) openDrill(id);
+    });
     $("#f-from").addEventListener("change", changed);
     $("#f-to").addEventListener("change", changed);
     document.querySelectorAll(".quick button").forEach((button) =>
@@ -163,6 +185,25 @@
     setField(
       "decisions",
       `${intFmt.format(totals.pushed)} pushed · ${intFmt.format(totals.kept)} kept · ${intFmt.format(totals.blocked)} blocked`
+    );
+  }
+
+  function renderTasks(byTask) {
+    // the tasks of the pipeline chosen (every pipeline's when none is)
+    const select = $("#f-task");
+    const current = state.filters.task;
+    select.replaceChildren(h("option", { value: "" }, "All tasks"));
+    const names = new Set(byTask.map((row) => row.task).filter((task) => task));
+    if (current) names.add(current);
+    for (const name of [...names].sort()) select.append(h("option", { value: name }, name));
+    select.value = current;
+  }
+
+  function queryCell(row) {
+    const tables = (row.tables || []).map((name) => h("span", { class: "chip" }, name));
+    return h("td", { class: "query" },
+      h("div", { class: "query-text", title: row.query || "" }, row.query || h("span", { class: "muted" }, "—")),
+      tables.length ? h("div", { class: "chips" }, ...tables) : null
     );
   }
 
@@ -270,6 +311,16 @@
     ];
   }
 
+  /** The headline: savings against the plan rule-based pushdown (Catalyst, every peer) would run; answers
+   *  recorded before the baseline existed have none. */
+  function baselineCard(cost) {
+    if (!cost.baseline) return null;
+    return h("article", { class: "card accent" },
+      h("h2", {}, "Savings vs rule-based"),
+      h("div", { class: "value", "data-testid": "drill-savings-baseline" }, pct(cost.savings_vs_baseline)),
+      h("div", { class: "sub" }, "baseline cost " + num(cost.baseline.total)));
+  }
+
   function savingsCell(value) {
     return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
   }
@@ -280,7 +331,7 @@
     const body = $("#recent tbody");
     body.replaceChildren();
     if (!page.items.length) {
-      body.append(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No optimizations recorded in this range. POST /optimize with a context to see them here.")));
+      body.append(h("tr", {}, h("td", { colspan: 10, class: "muted" }, "No optimizations recorded in this range. POST /optimize with a context to see them here.")));
     }
     for (const row of page.items) {
       body.append(
@@ -289,6 +340,7 @@
           h("td", {}, row.pipeline ?? h("span", { class: "muted" }, "—")),
           h("td", {}, row.task ?? h("span", { class: "muted" }, "—")),
           h("td", {}, row.run ?? h("span", { class: "muted" }, "—")),
+          queryCell(row),
           h("td", {}, badge("form", row.input_form)),
           h("td", { class: "num" }, num(row.cost_before)),
           h("td", { class: "num" }, num(row.cost_after)),
@@ -318,6 +370,7 @@
       const savings = await api("/api/savings", state.filters);
       showBanner("");
       renderPipelines(savings.pipelines);
+      renderTasks(savings.by_task || []);
       renderCards(savings.totals);
       renderCharts(savings);
       await loadRecent();
@@ -420,7 +473,8 @@
         h("section", { class: "cards" },
           h("article", { class: "card" }, h("h2", {}, "Cost before"), h("div", { class: "value" }, num(record.cost_before))),
           h("article", { class: "card" }, h("h2", {}, "Cost after"), h("div", { class: "value" }, num(record.cost_after))),
-          h("article", { class: "card accent" }, h("h2", {}, "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
+          baselineCard(cost),
+          h("article", { class: "card" + (cost.baseline ? "" : " accent") }, h("h2", {}, cost.baseline ? "Savings vs as written" : "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
           h("article", { class: "card" }, h("h2", {}, "Decisions"), h("div", { class: "sub" }, decisionBadges(record)))
         ),
         h("section", { class: "trees" },
@@ -430,6 +484,8 @@
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Decision log"), h("span", { class: "hint" }, "pushed when 1 − r ≤ p · r1 (p: share removed by the filter; r: rows out / rows in; r1: operator cost / filter cost per row)")), h("div", { class: "table-wrap" }, decisionTable(response.decisions || []))),
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Estimates"), h("span", { class: "hint" }, "selectivity = share of rows kept")), h("div", { class: "table-wrap" }, estimateTable(response.estimates || []))),
       ];
+      // estimated against actual rows, and the task's q-error over runs (feedback.js)
+      if (window.PushdownFeedback) sections.splice(3, 0, ...window.PushdownFeedback.drillPanels(record));
       const original = record.request.sql || null;
       if (original || response.sql) {
         sections.push(h("section", { class: "trees" },
@@ -442,6 +498,7 @@
             h("pre", { class: "code" }, JSON.stringify(record.request, null, 2)),
             h("pre", { class: "code" }, JSON.stringify(response, null, 2))))));
       $("#drill-content").replaceChildren(...sections);
+      if (window.PushdownFeedback) await window.PushdownFeedback.afterDrill(record);
       $("#drill").hidden = false;
       $("#drill").scrollTop = 0;
       document.body.dataset.drill = id;
@@ -493,5 +550,6 @@
     refresh().then(route);
   }
 
+  window.PushdownDashboard = { h, num, badge, api, chart, COLORS };
   start();
 })();

@@ -1,0 +1,107 @@
+"""Done-when of issue 13: through the runner, from Spark's default settings, a declared expensive UDF kept above
+a selective join is evaluated only on the join's output, for a collect and for table writes; the caller's
+session settings are unchanged afterwards; the result has the original query's column names and types."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from service.client import PushdownClient
+from service.spark_plan import EXCLUDED_RULES_KEY, FALLBACK_EXCLUDED_RULES
+from service.spark_runner import run_sql, session_settings
+from tests.spark.world import CountingUdf, catalog, register
+
+SQL = (
+    "SELECT o.o_id AS id, o.o_totalprice, c.c_name, o.o_totalprice * 2 FROM orders o "
+    "JOIN customer c ON o.o_custkey = c.c_custkey "
+    "WHERE c.c_mktsegment = 'BUILDING' AND c.c_nationkey = 5 AND expensive_check(o.o_comment)"
+)
+JOINED = (
+    "SELECT count(*) FROM orders o JOIN customer c ON o.o_custkey = c.c_custkey "
+    "WHERE c.c_mktsegment = 'BUILDING' AND c.c_nationkey = 5"
+)
+FUNCTIONS = {"expensive_check": {"cost": 5000}}
+
+
+@pytest.fixture(scope="module")
+def world(spark, tmp_path_factory):
+    register(spark)
+    udf = CountingUdf(spark)
+    return spark, udf, spark.sql(JOINED).first()[0], tmp_path_factory.mktemp("runner")
+
+
+def settings(spark: Any) -> dict[str, str]:
+    return dict(spark.conf.getAll)
+
+
+def run(spark: Any) -> Any:
+    return run_sql(spark, SQL, client=PushdownClient(), catalog=catalog(), functions=FUNCTIONS)
+
+
+def rows(values: Any) -> Counter:
+    return Counter(tuple(values_row) for values_row in values)
+
+
+def test_collect_evaluates_the_udf_on_the_join_output_only(world):
+    spark, udf, joined, _ = world
+    before = settings(spark)
+    assert EXCLUDED_RULES_KEY not in before, "starts from Spark's defaults"
+    result = run(spark)
+    got, calls = udf.count(result.collect)
+    assert 0 < calls == joined
+    expected = spark.sql(SQL)
+    assert result.dataframe.columns == expected.columns
+    assert result.dataframe.dtypes == expected.dtypes
+    assert rows(got) == rows(expected.collect())
+    assert settings(spark) == before
+    assert result.answer["cost"]["savings_vs_baseline"] > 0
+
+
+def test_table_writes_evaluate_the_udf_on_the_join_output_only(world):
+    spark, udf, joined, tmp = world
+    before = settings(spark)
+    result = run(spark)
+    expected = rows(spark.sql(SQL).collect())
+
+    _, calls = udf.count(lambda: result.save_as_table("runner_out", mode="overwrite", path=str(tmp / "out")))
+    assert 0 < calls == joined
+    assert rows(spark.table("runner_out").collect()) == expected
+    assert spark.table("runner_out").columns == spark.sql(SQL).columns
+
+    _, calls = udf.count(lambda: result.insert_into("runner_out", overwrite=True))
+    assert calls == joined and rows(spark.table("runner_out").collect()) == expected
+
+    _, calls = udf.count(lambda: result.write_parquet(str(tmp / "parquet"), mode="overwrite"))
+    assert calls == joined and rows(spark.read.parquet(str(tmp / "parquet")).collect()) == expected
+    assert settings(spark) == before
+    spark.sql("DROP TABLE IF EXISTS runner_out")
+
+
+VIEW_SQL = (
+    "SELECT v.c_name FROM callers_view v JOIN orders o ON o.o_custkey = v.c_custkey WHERE expensive_check(o.o_comment)"
+)
+
+
+def test_caller_views_and_udfs_are_used_from_the_same_session(world):
+    spark, _, _, _ = world
+    spark.sql("SELECT * FROM customer WHERE c_nationkey = 5").createOrReplaceTempView("callers_view")
+    result = run_sql(spark, VIEW_SQL, functions=FUNCTIONS)  # catalog read from the session, view included
+    assert "callers_view" in result.answer["spark"]["sql"]
+    assert result.count() == spark.sql(VIEW_SQL).count()
+
+
+def test_session_settings_restores_set_and_unset_keys_exactly(spark):
+    spark.conf.set("spark.sql.shuffle.partitions", "3")
+    before = settings(spark)
+    wanted = {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES, "spark.sql.shuffle.partitions": "7"}
+    with session_settings(spark, wanted):
+        assert spark.conf.get(EXCLUDED_RULES_KEY) == FALLBACK_EXCLUDED_RULES
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "7"
+    assert settings(spark) == before
+    with pytest.raises(RuntimeError), session_settings(spark, wanted):
+        raise RuntimeError("a failing action")
+    assert settings(spark) == before
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
