@@ -281,7 +281,8 @@ class Writer:
     def _subquery(self, sub: Subquery, cids: list[int], path: str) -> dict[str, Any]:
         self.outer.append(cids)
         try:
-            plan, _ = self.rel(cast(Node, sub.plan), f"{path}.subquery")  # the plan model's node, typed loosely in expr
+            # expr types a subquery's plan loosely (PlanNode) to keep expr free of plan; it is a Node
+            plan, _ = self.rel(cast("Node", sub.plan), f"{path}.subquery")
         finally:
             self.outer.pop()
         if sub.kind == "scalar":
