@@ -12,16 +12,18 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 
-from api import routes, tables
+from api import feedback, routes, tables
 from api.errors import install_error_handling
 from api.guard import install_hygiene
 from api.history import install_history
 from api.models import OptimizeRequest
+from api.observability import install_observability
 from api.shutdown import install_graceful_shutdown
 from costmodel.deadline import DeadlineExceeded
 from service import __version__
 from service.analyze import Analyzer, spark_session
 from service.bounded import BoundedRunner
+from service.feedback.use_case import FeedbackService
 from service.jobs import JobRunner
 from service.optimize import OptimizeService, allow_deep_plans
 from service.settings import Settings
@@ -64,8 +66,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes.router)
     app.include_router(tables.router)
     install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
+    app.state.feedback = FeedbackService(app.state.history, store)  # /feedback, and estimates learned from it
+    app.state.optimizer.feedback = app.state.feedback
+    app.include_router(feedback.router)
     _stop_background_work_at_shutdown(app)  # queued analyze jobs, the analyze Spark session
     install_graceful_shutdown(app, settings.shutdown_grace_s)  # SIGTERM: finish within the grace period
+    install_observability(app)  # last: the outermost middleware (request id, metrics, access log), /metrics
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -9,12 +9,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from costmodel import PlanError
-from service.errors import InputError
+from costmodel.errors import ServiceError
 
 logger = logging.getLogger(__name__)
 
-#: Status per error code; every other input error is a 422.
+#: Status per error code; every other ``ServiceError`` (bad input) is a 422.
 STATUS_BY_CODE = {
     "malformed_json": 400,
     "unauthorized": 401,
@@ -25,16 +24,14 @@ STATUS_BY_CODE = {
     "sql_unavailable": 501,
     "time_limit": 503,
     "statistics_unavailable": 503,
+    "history_unavailable": 503,
 }
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 
 
-async def _input_error(request: Request, exc: InputError) -> JSONResponse:
+async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+    """The one mapping of the error hierarchy to HTTP: engine (``PlanError``) and service (``InputError``) alike."""
     return JSONResponse(exc.to_wire(), status_code=STATUS_BY_CODE.get(exc.code, 422))
-
-
-async def _plan_error(request: Request, exc: PlanError) -> JSONResponse:
-    return JSONResponse(exc.to_wire(), status_code=422)
 
 
 async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
@@ -76,7 +73,6 @@ class LastResortMiddleware:
 
 
 def install_error_handling(app: FastAPI) -> None:
-    app.add_exception_handler(InputError, _input_error)
-    app.add_exception_handler(PlanError, _plan_error)
+    app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_middleware(LastResortMiddleware)

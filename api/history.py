@@ -12,13 +12,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from api import dashboard
 from api.deps import HistoryDep, require_token
 from api.models import ErrorResponse
+from api.overview import overview
 from service.history import Filters, HistoryRecorder, HistoryStore, explain_tree
 from service.settings import Settings
 
@@ -68,11 +69,20 @@ async def list_optimizations(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Any:
-    result = await _read(history, lambda store: store.list(filters, limit, offset))
+    result = await _read(history, lambda store: _with_overview(store, *store.list(filters, limit, offset)))
     if isinstance(result, JSONResponse):
         return result
     items, total = result
     return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+
+def _with_overview(store: HistoryStore, items: list[dict[str, Any]], total: int) -> tuple[list[dict[str, Any]], int]:
+    """Each row with its query (or plan summary) and tables, read from the stored request and answer."""
+    out = []
+    for item in items:
+        record = store.get(str(item["id"])) or {}
+        out.append({**item, **overview(record.get("request") or {}, record.get("response") or {})})
+    return out, total
 
 
 @router.get(
@@ -80,7 +90,7 @@ async def list_optimizations(
     summary="One optimization in full: request, answer, reasons, and the plan trees before and after",
     responses={**_ERRORS, 404: {"model": ErrorResponse, "description": "No such optimization."}},
 )
-async def get_optimization(record_id: str, history: HistoryDep) -> Any:
+async def get_optimization(record_id: str, history: HistoryDep, request: Request) -> Any:
     record = await _read(history, lambda store: store.get(record_id))
     if isinstance(record, JSONResponse):
         return record
@@ -93,6 +103,8 @@ async def get_optimization(record_id: str, history: HistoryDep) -> Any:
         side: explain_tree(str(explain.get(side) or ""), (cost.get(side) or {}).get("nodes") or [])
         for side in ("before", "after")
     }
+    feedback = getattr(request.app.state, "feedback", None)  # estimated against actual rows, when a run reported
+    record["feedback"] = await run_in_threadpool(feedback.for_record, record) if feedback is not None else None
     return record
 
 

@@ -74,6 +74,14 @@ class OptimizeRequest(BaseModel):
     options: dict[str, Any] | None = Field(
         default=None, description="mode (cost|always|never), operator and filter costs."
     )
+    functions: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "Functions the query calls, by name as in the SQL or plan: "
+            '{"name": {"cost": N, "deterministic": true, "may_fail": false}}. '
+            "A function the engine does not know and nobody declared is never moved."
+        ),
+    )
     context: Context | None = None
     functions: dict[str, dict[str, Any]] | None = Field(
         default=None,
@@ -88,6 +96,15 @@ class OptimizeRequest(BaseModel):
             raise PydanticCustomError("plan_or_sql", message)
         return self
 
+    def _options_with_functions(self) -> dict[str, Any] | None:
+        """The engine reads declarations from ``options.functions``; the request's ``functions`` go there."""
+        if self.functions is None:
+            return self.options
+        options = dict(self.options or {})
+        declared = options.get("functions")
+        options["functions"] = {**declared, **self.functions} if isinstance(declared, dict) else self.functions
+        return options
+
     def to_input(self) -> OptimizeInput:
         return OptimizeInput(
             plan=self.plan,
@@ -95,7 +112,7 @@ class OptimizeRequest(BaseModel):
             substrait=self.substrait,
             dialect=self.dialect,
             catalog=self.catalog,
-            options=self.options,
+            options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
             functions=self.functions,
         )
@@ -229,11 +246,64 @@ class Explain(BaseModel):
     after: str
 
 
+class TableStatistics(BaseModel):
+    """An analyzed table's statistics that the answer used (see docs/statistics.md)."""
+
+    table: str = Field(description="The table as the request names it.")
+    analyzed_table: str = Field(description="The analyzed table's stored name.")
+    resolved_by: Literal["name", "ref"] = Field(
+        description="name: found by the query's table name; ref: the catalog's {\"ref\": ...}."
+    )
+    version: int
+    analyzed_at: str
+    row_count: int | None = None
+    sample_rows: int | None = Field(default=None, description="Rows in the stored sample.")
+    source: dict[str, Any] | None = Field(default=None, description="What was analyzed: path and format, or table.")
+    fingerprint: dict[str, Any] | None = Field(
+        default=None, description="Files, bytes and digest of the source's files when analyzed (local sources)."
+    )
+    source_changed: bool | None = Field(
+        default=None, description="Whether the source's files differ now; null when it cannot be checked."
+    )
+
+
+class Comparison(BaseModel):
+    """A comparison that decided a step, with its labelled terms (docs/api.md#decisions)."""
+
+    kind: Literal["cost", "benefit", "derived"]
+    holds: bool
+    terms: dict[str, float | None]
+    text: str = Field(description="e.g. `1 - r = 0.9 <= p·r1 = 0.5 × 4 = 2`.")
+
+
+class SummaryStep(BaseModel):
+    operator: str | None = Field(description="Kind and id, e.g. `TableScan orders (n9)`.")
+    path: str | None = Field(default=None, description="Kinds from the root down to the operator.")
+    action: str
+    reason: str
+    decided_by: Comparison | None = None
+
+
+class PredicateSummary(BaseModel):
+    """One predicate: where it ended up and why (the decision log grouped per predicate)."""
+
+    predicate: str
+    final_position: str
+    scans_reached: list[str]
+    inferred: str | None = Field(default=None, description="How it was inferred, when the query did not state it.")
+    stopped: str = Field(description="The one reason it went no lower, with the numbers that decided.")
+    steps: list[SummaryStep]
+
+
 class OptimizeResponse(BaseModel):
     model_config = _OPEN
 
-    request_id: str
+    request_id: str = Field(
+        description="This answer's id: the history's key, and X-Request-ID unless the caller set one."
+    )
+    client_request_id: str | None = Field(default=None, description="The caller's X-Request-ID, when it sent one.")
     context: Context | None = None
+    summary: list[PredicateSummary] = Field(default_factory=list, description="Per predicate, read first.")
     plan: dict[str, Any] = Field(description="The rewritten plan.")
     sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")
     substrait: dict[str, Any] | None = Field(
@@ -246,6 +316,9 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Per scan: containers pruned and kept, and the index lookup considered."
     )
     warnings: list[Any]
+    statistics: list[TableStatistics] = Field(
+        default_factory=list, description="Analyzed tables whose statistics the answer used."
+    )
     cost: Cost
     explain: Explain
     model_version: str | None = Field(default=None, description="The cost model's version.")

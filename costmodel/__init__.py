@@ -6,6 +6,7 @@ Library use, no server and no Spark::
     response = optimize_wire(plan_json, catalog_json, options_json)
 """
 
+import costmodel.kinds  # noqa: F401  (registers every operator kind before anything asks for one)
 from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.errors import PlanError
 from costmodel.optimizer import optimize, optimize_wire

@@ -1,35 +1,40 @@
-"""Errors the engine raises for bad input.
+"""The one error hierarchy: every error a request can cause is a ``ServiceError``.
 
-Every error names *what* is wrong and *where*: a JSON path into the request
-(``$.plan.input.predicate.args[0]``) so the HTTP layer can answer with a 4xx
-that a caller can act on.
+Each names *what* is wrong (``code``, machine readable, and ``message``) and
+*where*: a JSON path into the request (``$.plan.input.predicate.args[0]``), so
+the HTTP layer (``api.errors``, one handler) answers with a 4xx a caller can act
+on and the command line prints the same. Layers add subclasses: the engine's
+``PlanError`` here, the service's ``InputError`` (``service.errors``).
+
+    >>> PlanError("unknown_column", "unknown column 'x'", "$.plan.predicate").to_wire()["path"]
+    '$.plan.predicate'
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass
-class PlanError(ValueError):
-    """Input the engine cannot accept.
+class ServiceError(Exception):
+    """A request the service cannot serve as sent: ``code``, ``message``, ``path``, ``detail``."""
 
-    ``code`` is machine readable (``unknown_column``, ``unknown_op``, ...),
-    ``path`` is the JSON path of the offending value, ``detail`` carries extra
-    facts such as the columns that do exist.
-    """
+    def __init__(self, code: str, message: str, path: str = "$", detail: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{message} (at {path})")
+        self.code = code
+        self.message = message
+        self.path = path
+        self.detail: dict[str, Any] = dict(detail or {})
 
-    code: str
-    message: str
-    path: str = "$"
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        super().__init__(f"{self.message} (at {self.path})")
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r}, {self.path!r})"
 
     def to_wire(self) -> dict[str, Any]:
+        """The JSON error body."""
         body: dict[str, Any] = {"error": self.code, "message": self.message, "path": self.path}
         if self.detail:
             body["detail"] = self.detail
         return body
+
+
+class PlanError(ServiceError, ValueError):
+    """Input the engine cannot accept: a plan, expression, catalog or options (``unknown_column``, ...)."""

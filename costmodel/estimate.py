@@ -3,8 +3,8 @@
 Sources are asked in order; the first that can answer wins. Today:
 ``ColumnStatsSource`` (NDV, min/max, null count, histogram, most common values
 from the catalog) then ``DefaultSource`` (documented constants, see
-docs/estimation.md). A sample-based source (issue 4) implements the same
-``SelectivitySource`` protocol and goes first.
+docs/estimation.md). The sample-based source (``costmodel.sample.SampleSource``)
+implements the same ``SelectivitySource`` protocol and goes first when a sample exists.
 
 Compound predicates are combined here: AND multiplies (independence), OR is
 inclusion-exclusion, NOT complements; the combined estimate reports the
@@ -30,7 +30,10 @@ from costmodel.expr import Call, Column, Expr, Literal, Subquery, like_regex
 from costmodel.fold import Truth, constant_truth
 
 #: Weakest last. A combined estimate reports the weakest source of its parts.
-SOURCE_RANK = {"constant": 0, "sample": 1, "statistics": 2, "default": 3}
+SOURCE_RANK = {"constant": 0, "feedback": 1, "sample": 1, "statistics": 2, "default": 3}
+#: Sources that can answer a conjunction as a whole (correlated columns seen together): the sample, and the
+#: rows a run observed (the service's feedback source, see service/feedback/learning.py).
+JOINT_SOURCES = frozenset({"sample", "feedback"})
 
 #: Documented defaults, used when nothing better is known (docs/estimation.md).
 DEFAULTS: dict[str, float] = {

@@ -1,6 +1,6 @@
 """Expressions: immutable trees of columns, literals, calls and subqueries.
 
-Columns carry a ``cid`` once bound (see ``costmodel.bind``): the identity of the
+Columns carry a ``cid`` once bound (see ``costmodel.wire.read``): the identity of the
 column they read, so self-joins and re-aliased names never get confused.
 The helpers here answer the questions legality asks of a predicate: which
 columns it reads, whether it is deterministic, whether it can raise, whether
@@ -12,10 +12,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from costmodel.plan import Node
+
+class PlanNode(Protocol):
+    """What an expression needs of a subquery's plan: its id. ``costmodel.plan`` builds on this module,
+    never the other way round; it lends ``walk`` its plan walker (``use_plan_walker``)."""
+
+    @property
+    def id(self) -> str: ...
+
+
+#: Every expression of every node of a plan; set by ``costmodel.plan`` when it is imported.
+_plan_expressions: Callable[[PlanNode], Iterator[Expr]] | None = None
+
+
+def use_plan_walker(walker: Callable[[PlanNode], Iterator[Expr]]) -> None:
+    """Let ``walk(..., into_subqueries=True)`` look inside subquery plans (``costmodel.plan`` calls this)."""
+    global _plan_expressions
+    _plan_expressions = walker
+
 
 COMPARISONS = frozenset({"=", "!=", "<>", "<", "<=", ">", ">=", "<=>"})
 ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "mod", "neg"})
@@ -95,35 +111,6 @@ NONDETERMINISTIC = frozenset(
 RAISING = frozenset({"assert_true", "raise_error", "error"})
 STRING_TYPES = ("string", "varchar", "char", "text", "unknown")
 
-#: Operator precedence for rendering (higher binds tighter).
-_PRECEDENCE = {
-    "or": 1,
-    "and": 2,
-    "not": 3,
-    "=": 4,
-    "!=": 4,
-    "<>": 4,
-    "<": 4,
-    "<=": 4,
-    ">": 4,
-    ">=": 4,
-    "<=>": 4,
-    "like": 4,
-    "ilike": 4,
-    "rlike": 4,
-    "in": 4,
-    "between": 4,
-    "is_null": 4,
-    "is_not_null": 4,
-    "+": 5,
-    "-": 5,
-    "*": 6,
-    "/": 6,
-    "%": 6,
-    "div": 6,
-    "mod": 6,
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Column:
@@ -145,7 +132,9 @@ class Call:
     """Any operator or function call, by its SQL spelling (``=``, ``and``, ``like``, ``sum``).
 
     ``type`` is the target of a cast. A user-defined function has ``fn="udf"``
-    and declares ``name``, ``cost`` and ``deterministic``.
+    and declares ``name``, ``cost`` and ``deterministic``. A function the request
+    declares (``costmodel.functions``) carries its ``cost``, ``deterministic`` and
+    ``may_fail``; one the engine does not know and nobody declared is ``opaque``.
     """
 
     fn: str
@@ -155,6 +144,10 @@ class Call:
     name: str | None = None
     cost: float | None = None
     deterministic: bool = True
+    may_fail: bool = False
+    #: a function the engine does not know and the request did not declare: maybe non-deterministic,
+    #: maybe failing, of unknown cost; never moved (docs/api.md, "functions")
+    opaque: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +155,7 @@ class Subquery:
     """A scalar, ``exists`` or ``in`` subquery. ``outer_refs``: outer columns it reads."""
 
     kind: str
-    plan: Node
+    plan: PlanNode
     args: tuple[Expr, ...] = ()
     outer_refs: frozenset[int] = frozenset()
 
@@ -231,10 +224,8 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
         elif isinstance(node, Subquery):
             stack.extend(reversed(node.args))
             if into_subqueries:
-                from costmodel.plan import node_expressions, walk_plan
-
-                for sub in walk_plan(node.plan):
-                    stack.extend(node_expressions(sub))
+                assert _plan_expressions is not None, "costmodel.plan lends its walker on import"
+                stack.extend(_plan_expressions(node.plan))
 
 
 def column_ids(expr: Expr) -> frozenset[int]:
@@ -249,9 +240,25 @@ def column_ids(expr: Expr) -> frozenset[int]:
 
 
 def is_deterministic(expr: Expr) -> bool:
+    """False when any call in ``expr`` (subqueries included) is non-deterministic or opaque."""
     return not any(
-        isinstance(node, Call) and (node.fn in NONDETERMINISTIC or (node.fn == "udf" and not node.deterministic))
+        isinstance(node, Call) and (node.fn in NONDETERMINISTIC or not node.deterministic or node.opaque)
         for node in walk(expr, into_subqueries=True)
+    )
+
+
+def opaque_names(expr: Expr) -> list[str]:
+    """Names of the unknown, undeclared functions ``expr`` calls (subqueries included), in order."""
+    names = [n.fn for n in walk(expr, into_subqueries=True) if isinstance(n, Call) and n.opaque]
+    return list(dict.fromkeys(names))
+
+
+def opaque_detail(expr: Expr) -> str:
+    """Why a predicate calling unknown functions stays put, and how to let it move."""
+    names = ", ".join(opaque_names(expr))
+    return (
+        f"{names}: not a function the engine knows, so it may be non-deterministic or fail and stays where the"
+        " query put it; declare it under functions (cost, deterministic, may_fail) to let it move"
     )
 
 
@@ -285,7 +292,7 @@ def can_raise(expr: Expr) -> bool:
             continue
         if node.fn in DIVISIONS and not (len(node.args) == 2 and _nonzero_literal(node.args[1])):
             return True
-        if node.fn in RAISING:
+        if node.fn in RAISING or node.may_fail or node.opaque:
             return True
         if node.fn == "cast" and node.args:
             source = node.args[0]
@@ -338,8 +345,10 @@ def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:
             total += costs["subquery"]
         elif isinstance(node, Call):
             fn = node.fn
-            if fn == "udf":
+            if fn == "udf" or node.opaque:
                 total += node.cost if node.cost is not None else costs["udf"]
+            elif node.cost is not None:  # a declared function
+                total += node.cost
             elif fn in BOOLEAN:
                 total += costs["boolean"]
             elif fn in COMPARISONS or fn in ("is_null", "is_not_null"):
@@ -359,83 +368,3 @@ def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:
             else:
                 total += costs["function"]
     return max(total, 1.0)
-
-
-# ---------------------------------------------------------------- rendering
-
-
-def _literal_sql(lit: Literal) -> str:
-    value = lit.value
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, str):
-        escaped = value.replace("'", "''")
-        if lit.type in ("date", "timestamp"):
-            return f"{lit.type.upper()} '{escaped}'"
-        return f"'{escaped}'"
-    return repr(value) if isinstance(value, float) else str(value)
-
-
-def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
-    """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
-    return _render(expr, name_of or (lambda c: c.name), 0)
-
-
-def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> str:
-    if isinstance(expr, Column):
-        return name_of(expr)
-    if isinstance(expr, Literal):
-        return _literal_sql(expr)
-    if isinstance(expr, Subquery):
-        inner = f"({expr.kind} subquery #{expr.plan.id})"
-        if expr.kind == "exists":
-            return f"EXISTS {inner}"
-        if expr.kind == "in":
-            return f"{_render(expr.args[0], name_of, 5)} IN {inner}"
-        return inner
-    fn = expr.fn
-    args = expr.args
-    prec = _PRECEDENCE.get(fn, 10)
-
-    def r(arg: Expr, p: int = prec + 1) -> str:
-        return _render(arg, name_of, p)
-
-    if fn in ("and", "or"):
-        text = f" {fn.upper()} ".join(r(a, prec) for a in args)
-    elif fn == "not":
-        text = f"NOT {r(args[0])}"
-    elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
-        op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
-        text = f"{r(args[0], prec)} {op} {r(args[1])}"
-    elif fn == "neg":
-        text = f"-{r(args[0])}"
-    elif fn in LIKES or fn in ("rlike", "regexp"):
-        text = f"{r(args[0])} {fn.upper().replace('_', ' ')} {r(args[1])}"
-    elif fn == "in":
-        text = f"{r(args[0])} IN ({', '.join(r(a, 0) for a in args[1:])})"
-    elif fn == "between":
-        text = f"{r(args[0])} BETWEEN {r(args[1])} AND {r(args[2])}"
-    elif fn == "is_null":
-        text = f"{r(args[0])} IS NULL"
-    elif fn == "is_not_null":
-        text = f"{r(args[0])} IS NOT NULL"
-    elif fn == "cast":
-        return f"CAST({r(args[0], 0)} AS {expr.type})"
-    elif fn == "case":
-        parts = ["CASE"]
-        pairs = len(args) // 2
-        for i in range(pairs):
-            parts.append(f"WHEN {r(args[2 * i], 0)} THEN {r(args[2 * i + 1], 0)}")
-        if len(args) % 2:
-            parts.append(f"ELSE {r(args[-1], 0)}")
-        parts.append("END")
-        return " ".join(parts)
-    elif fn == "udf":
-        return f"{expr.name}({', '.join(r(a, 0) for a in args)})"
-    else:
-        inner = ", ".join(r(a, 0) for a in args) if args else ("*" if fn == "count" else "")
-        prefix = "DISTINCT " if expr.distinct else ""
-        return f"{fn}({prefix}{inner})"
-    return f"({text})" if prec < parent_prec else text

@@ -6,28 +6,26 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from costmodel.errors import PlanError
+from costmodel.functions import FunctionDecl, functions_from_wire
+from costmodel.kinds.registry import all_kinds
 from costmodel.strict import check_keys, unknown_key_error
 
 Mode = Literal["cost", "always", "never"]
 
-#: Per-row cost constant k of each operator, relative to one plain comparison (= 1).
-#: scan/filter/project/aggregate follow the DataFusion benefit-model seed; join's 4
-#: follows design.md's example; the rest are our choices, explained in docs/cost-model.md.
-DEFAULT_OPERATOR_COSTS: dict[str, float] = {
-    "scan": 1.0,
-    "filter": 1.0,
-    "project": 1.0,
-    "aggregate": 4.0,
-    "join": 4.0,
-    "union": 1.0,
-    "sort": 3.0,
-    "limit": 1.0,
-    "window": 3.0,
-    "distinct": 4.0,
-    "alias": 0.0,
-    # per row fetched through an index: a random access costs more than a row of a sequential scan
-    "index_lookup": 2.0,
-}
+#: Per-row cost of reading a row through an index: a random access costs more than a row of a
+#: sequential scan. Not an operator kind of its own: a scan reads through an index (costmodel.scan_access).
+INDEX_LOOKUP_K = 2.0
+
+
+def default_operator_costs() -> dict[str, float]:
+    """Per-row cost constant k of each operator kind, relative to one plain comparison (= 1).
+
+    Each kind declares its own (``costmodel/kinds/<kind>.py``); docs/cost-model.md explains them.
+    """
+    costs = {kind.name: kind.default_k for kind in all_kinds()}
+    costs["index_lookup"] = INDEX_LOOKUP_K
+    return costs
+
 
 #: Per-row cost of evaluating one call inside a predicate. A plain comparison is 1.
 DEFAULT_PREDICATE_COSTS: dict[str, float] = {
@@ -54,13 +52,16 @@ class Options:
     """
 
     mode: Mode = "cost"
-    operator_costs: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_OPERATOR_COSTS))
+    operator_costs: dict[str, float] = field(default_factory=default_operator_costs)
     predicate_costs: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PREDICATE_COSTS))
     scan_pushdown: bool = True
     default_row_count: float = 1000.0
+    #: functions the request declares, by lower-case name (``costmodel.functions``)
+    functions: dict[str, FunctionDecl] = field(default_factory=dict)
 
-    def k(self, op: str) -> float:
-        return self.operator_costs.get(op, 1.0)
+    def k(self, kind: str) -> float:
+        """The cost constant of operator kind ``kind``; a kind without one is a bug (KeyError), never 1.0."""
+        return self.operator_costs[kind]
 
 
 def _number_map(raw: Any, defaults: dict[str, float], path: str) -> dict[str, float]:
@@ -84,7 +85,7 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         return Options()
     if not isinstance(raw, dict):
         raise PlanError("invalid_options", "options must be an object", path)
-    known = {"mode", "operator_costs", "predicate_costs", "scan_pushdown", "default_row_count"}
+    known = {"mode", "operator_costs", "predicate_costs", "scan_pushdown", "default_row_count", "functions"}
     check_keys(raw, known, path, "invalid_options")
     mode = raw.get("mode", "cost")
     if mode not in ("cost", "always", "never"):
@@ -97,8 +98,9 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         raise PlanError("invalid_options", "scan_pushdown must be true or false", f"{path}.scan_pushdown")
     return Options(
         mode=mode,
-        operator_costs=_number_map(raw.get("operator_costs"), DEFAULT_OPERATOR_COSTS, f"{path}.operator_costs"),
+        operator_costs=_number_map(raw.get("operator_costs"), default_operator_costs(), f"{path}.operator_costs"),
         predicate_costs=_number_map(raw.get("predicate_costs"), DEFAULT_PREDICATE_COSTS, f"{path}.predicate_costs"),
         scan_pushdown=scan_pushdown,
         default_row_count=float(default_rows),
+        functions=functions_from_wire(raw.get("functions"), f"{path}.functions"),
     )

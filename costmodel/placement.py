@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
 from costmodel.plan import Filter, Join, Node, Scan, children, with_children
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked
 from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
@@ -73,7 +74,7 @@ def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = f
         return pos
     node = pos.node
     if pos.kind == ABOVE and node.id in stop_at:
-        pos.stop = Blocked("can_raise_guard", "the predicate can raise and a predicate below may guard it")
+        pos.stop = Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and a predicate below may guard it")
         return pos
     if pos.kind == ON:
         assert isinstance(node, Join)

@@ -10,10 +10,11 @@ substituting the computing expression.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from costmodel.expr import Column, Expr
+from costmodel.expr import Column, Expr, PlanNode, use_plan_walker
+from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,51 +186,48 @@ class Alias:
 
 Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Window | Distinct | Alias
 
-#: Operator name of each node class, as used for cost constants and the wire.
-OP_NAMES: dict[type, str] = {
-    Scan: "scan",
-    Filter: "filter",
-    Project: "project",
-    Aggregate: "aggregate",
-    Join: "join",
-    SetOp: "union",
-    Sort: "sort",
-    Limit: "limit",
-    Window: "window",
-    Distinct: "distinct",
-    Alias: "alias",
-}
-
 
 def op_name(node: Node) -> str:
-    if isinstance(node, SetOp):
-        return node.op
-    return OP_NAMES[type(node)]
+    """The operator's name in cost tables (a set operation says which)."""
+    return kind_of(node).label(node)
 
 
 def children(node: Node) -> tuple[Node, ...]:
-    if isinstance(node, Scan):
-        return ()
-    if isinstance(node, Join):
-        return (node.left, node.right)
-    if isinstance(node, SetOp):
-        return node.inputs
-    return (node.input,)
+    return kind_of(node).children(node)
 
 
-def with_children(node: Node, kids: tuple[Node, ...] | list[Node]) -> Node:
-    """Copy of ``node`` over new children (same id)."""
-    if isinstance(node, Scan):
-        return node
-    if isinstance(node, Join):
-        if kids[0] is node.left and kids[1] is node.right:
-            return node
-        return replace(node, left=kids[0], right=kids[1])
-    if isinstance(node, SetOp):
-        return replace(node, inputs=tuple(kids))
-    if kids[0] is node.input:
-        return node
-    return replace(node, input=kids[0])
+def with_children(node: Node, kids: Sequence[Node]) -> Node:
+    """Copy of ``node`` over new children (same id); ``node`` itself when they are the same objects."""
+    return kind_of(node).with_children(node, kids)
+
+
+def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
+    """``node`` with ``fn`` applied to every expression it holds (children untouched)."""
+
+    def named(items: tuple[NamedExpr, ...]) -> tuple[NamedExpr, ...]:
+        out = tuple(replace(e, expr=fn(e.expr)) for e in items)
+        return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
+
+    if isinstance(node, Scan) and node.filters:
+        return replace(node, filters=tuple(fn(f) for f in node.filters))
+    if isinstance(node, Filter):
+        return replace(node, predicate=fn(node.predicate))
+    if isinstance(node, Project):
+        return replace(node, exprs=named(node.exprs))
+    if isinstance(node, Aggregate):
+        return replace(node, group_by=named(node.group_by), aggregates=named(node.aggregates))
+    if isinstance(node, Join) and node.on is not None:
+        return replace(node, on=fn(node.on))
+    if isinstance(node, Sort):
+        return replace(node, keys=tuple(replace(k, expr=fn(k.expr)) for k in node.keys))
+    if isinstance(node, Window):
+        return replace(
+            node,
+            partition_by=tuple(fn(p) for p in node.partition_by),
+            order_by=tuple(replace(k, expr=fn(k.expr)) for k in node.order_by),
+            functions=named(node.functions),
+        )
+    return node
 
 
 def walk_plan(node: Node) -> Iterator[Node]:
@@ -242,46 +240,27 @@ def walk_plan(node: Node) -> Iterator[Node]:
 
 
 def output_fields(node: Node) -> tuple[Field, ...]:
-    """The columns ``node`` emits, in order."""
-    while isinstance(node, (Filter, Sort, Limit, Distinct)):
-        node = node.input
-    if isinstance(node, (Scan, SetOp, Alias)):
-        return node.fields
-    if isinstance(node, Project):
-        return tuple(Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.exprs)
-    if isinstance(node, Aggregate):
-        return tuple(Field(e.cid, e.name, e.qualifier, _type_of(e.expr)) for e in node.group_by + node.aggregates)
-    if isinstance(node, Window):
-        return output_fields(node.input) + tuple(Field(f.cid, f.name, None) for f in node.functions)
-    if isinstance(node, Join):
-        left = output_fields(node.left)
-        if node.type in ("semi", "anti"):
-            return left
-        return left + output_fields(node.right)
-    raise TypeError(f"unknown node {node!r}")
-
-
-def _type_of(expr: Expr) -> str:
-    return expr.type if isinstance(expr, Column) else "unknown"
+    """The columns ``node`` emits, in order (iterative through kinds that keep their input's columns)."""
+    while True:
+        fields = kind_of(node).output_fields
+        if fields != SAME_AS_INPUT:
+            assert callable(fields)
+            return fields(node)
+        node = children(node)[0]
 
 
 def node_expressions(node: Node) -> list[Expr]:
     """Every expression a node holds (used to look inside subqueries)."""
-    if isinstance(node, Scan):
-        return list(node.filters)
-    if isinstance(node, Filter):
-        return [node.predicate]
-    if isinstance(node, Project):
-        return [e.expr for e in node.exprs]
-    if isinstance(node, Aggregate):
-        return [e.expr for e in node.group_by + node.aggregates]
-    if isinstance(node, Join):
-        return [node.on] if node.on is not None else []
-    if isinstance(node, Sort):
-        return [k.expr for k in node.keys]
-    if isinstance(node, Window):
-        return list(node.partition_by) + [k.expr for k in node.order_by] + [f.expr for f in node.functions]
-    return []
+    return kind_of(node).expressions(node)
+
+
+def _plan_expressions(plan: PlanNode) -> Iterator[Expr]:
+    """Every expression of every node under ``plan`` (subqueries' own subqueries are walked by ``expr.walk``)."""
+    for node in walk_plan(plan):  # type: ignore[arg-type]
+        yield from node_expressions(node)
+
+
+use_plan_walker(_plan_expressions)
 
 
 @dataclass

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from costmodel.catalog import ColumnStats, Container
-from costmodel.expr import FALSE, TRUE, Call, Column, Expr, Literal, and_, conjuncts, or_, substitute, to_sql
+from costmodel.expr import FALSE, TRUE, Call, Column, Expr, Literal, and_, conjuncts, or_, substitute
 from costmodel.fold import Truth, fold
+from costmodel.render import to_sql
 
 #: Expression forms f(x) that keep order: f(x_min) <= f(x) <= f(x_max).
 _INCREASING = ("+", "-", "*", "/")
-_STATS = ("min", "max", "null_count", "row_count")
 _NUMERIC = {"int", "bigint", "smallint", "tinyint", "double", "float", "decimal", "long", "integer", "real"}
 _TEMPORAL = {"date", "timestamp"}
 

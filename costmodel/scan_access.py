@@ -25,22 +25,13 @@ from typing import Any
 
 from costmodel.catalog import Catalog, Index, TableInfo
 from costmodel.cost import CostModel, split_join_condition
-from costmodel.expr import Call, Column, Expr, Literal, and_, to_sql
-from costmodel.plan import (
-    Alias,
-    Filter,
-    IndexLookup,
-    Join,
-    Node,
-    Project,
-    Scan,
-    children,
-    output_fields,
-    with_children,
-)
+from costmodel.expr import Call, Column, Expr, Literal, and_
+from costmodel.joins import JOIN_TYPES
+from costmodel.kinds.registry import kind_of
+from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_fields, with_children
 from costmodel.pruning import prune
-
-_RANGE = ("<", "<=", ">", ">=", "between")
+from costmodel.reasons import Reason
+from costmodel.render import to_sql
 
 
 @dataclass
@@ -107,15 +98,17 @@ def _match_index(index: Index, filters: tuple[Expr, ...], names: dict[int, str])
 
 
 def _scan_below(node: Node) -> Scan | None:
-    """The scan a join input reads, through aliases, filters and projections."""
-    while isinstance(node, (Alias, Filter, Project)):
-        node = node.input
-    return node if isinstance(node, Scan) else None
+    """The scan a join input reads, through kinds that keep the scan's rows as they are (aliases, filters...)."""
+    while not isinstance(node, Scan):
+        if not kind_of(node).index_join_through:
+            return None
+        node = children(node)[0]
+    return node
 
 
 def _joined_through_index(join: Join, catalog: Catalog) -> Scan | None:
     """The right input's scan when the join can look it up through an index on its join key."""
-    if join.type not in ("inner", "left", "semi", "anti") or join.on is None:
+    if not JOIN_TYPES[join.type].index_join or join.on is None:
         return None
     scan = _scan_below(join.right)
     if scan is None:
@@ -150,12 +143,10 @@ class ScanAccess:
             return self._scan(node, null_supplying, node.id in index_joined)
         if isinstance(node, Join):
             joined = _joined_through_index(node, self.catalog)
-            joined_ids = index_joined | ({joined.id} if joined is not None else set())
-            left_null = null_supplying or node.type in ("right", "full")
-            right_null = null_supplying or node.type in ("left", "full")
-            kids = [self._visit(node.left, left_null, joined_ids), self._visit(node.right, right_null, joined_ids)]
-            return with_children(node, kids)
-        return with_children(node, [self._visit(k, null_supplying, index_joined) for k in children(node)])
+            index_joined = index_joined | ({joined.id} if joined is not None else set())
+        flags = kind_of(node).null_supplying(node, null_supplying)
+        kids = children(node)
+        return with_children(node, [self._visit(k, flag, index_joined) for k, flag in zip(kids, flags, strict=True)])
 
     def _scan(self, scan: Scan, null_supplying: bool, index_joined: bool) -> Node:
         table = self.catalog.table(scan.table)
@@ -193,7 +184,7 @@ class ScanAccess:
         label = f"{table.name}.{', '.join(index.columns)}"
         text = " AND ".join(to_sql(p) for p in matched)
         if null_supplying or index_joined:
-            reason = "null_supplying_side" if null_supplying else "index_used_by_join"
+            reason = Reason.NULL_SUPPLYING_SIDE if null_supplying else Reason.INDEX_USED_BY_JOIN
             detail = (
                 "rows of this input may be NULL-padded: the filter must run after the join"
                 if null_supplying
@@ -233,7 +224,7 @@ class ScanAccess:
                 "predicate": text,
                 "operator": scan.id,
                 "action": "pushed" if chosen else "kept",
-                "reason": "index_lookup" if chosen else "index_not_cheaper",
+                "reason": Reason.INDEX_LOOKUP if chosen else Reason.INDEX_NOT_CHEAPER,
                 "index": label,
                 "cost_if_kept": round(cost_scan, 4),
                 "cost_if_pushed": round(cost_index, 4),

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
+from service.analyzed_tables import source_fingerprint
 from service.idle_spark import IdleSpark
 
 if TYPE_CHECKING:
@@ -215,6 +216,8 @@ def run_analyze(
 
 def _run(spark: SparkSession, request: AnalyzeRequest, progress: _Progress) -> AnalyzeResult:
     started = time.monotonic()
+    # taken before Spark reads: a file rewritten during the job makes the next check see a change
+    fingerprint = source_fingerprint(request.describe())
     progress.start("read")
     df = read_source(spark, request)
     spark_types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
@@ -245,6 +248,7 @@ def _run(spark: SparkSession, request: AnalyzeRequest, progress: _Progress) -> A
     stats = {
         "name": request.name,
         "source": request.describe(),
+        "fingerprint": fingerprint,
         "columns": columns,
         "row_count": row_count,
         "column_stats": column_stats,

@@ -48,6 +48,9 @@ class _Work:
         self._done = False
         self._interrupted = False
         self.future: asyncio.Future[Any] = loop.create_future()
+        # Read the outcome even when nobody awaits it any more (the request was answered 503 at the limit),
+        # so asyncio does not log the stopped work's traceback as an error never retrieved.
+        self.future.add_done_callback(lambda f: f.cancelled() or f.exception())
         self.finished: asyncio.Future[None] = loop.create_future()
 
     def start(self) -> None:

@@ -7,16 +7,19 @@ This is the composition root of the command line, so it is the one module under
 from __future__ import annotations
 
 import json
+import re
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 
 from costmodel import PlanError
+from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
 from service.errors import InputError
 from service.settings import Settings
+
+__all__ = ["app", "format_table", "render"]
 
 app = typer.Typer(
     help="Cost-based filter-pushdown decisions: serve the HTTP API or optimize a request file.",
@@ -28,25 +31,38 @@ app = typer.Typer(
 EXIT_BAD_INPUT = 2
 
 
-@app.command()
-def serve(
-    host: Annotated[str | None, typer.Option(help="Interface to bind [default: PUSHDOWN_HOST or 127.0.0.1]")] = None,
-    port: Annotated[int | None, typer.Option(help="Port to bind [default: PUSHDOWN_PORT or 8000]")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
-    allow_no_token: Annotated[
-        bool,
-        typer.Option("--allow-no-token", help="Serve beyond loopback without a token anyway [PUSHDOWN_ALLOW_NO_TOKEN]"),
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version)
     ] = False,
 ) -> None:
-    """Serve the HTTP API (POST /optimize, GET /healthz, /docs) with uvicorn."""
+    """Cost-based filter-pushdown decisions: serve the HTTP API or optimize a request file."""
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Interface to bind (default: PUSHDOWN_HOST or 127.0.0.1)")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (default: PUSHDOWN_PORT or 8000)")] = None,
+    workers: Annotated[
+        int | None, typer.Option(min=1, max=64, help="Processes to serve with (default: PUSHDOWN_WORKERS or 1)")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="Log level: debug, info, warning, error")] = "info",
+    log_format: Annotated[str | None, typer.Option(help="json or text (default: PUSHDOWN_LOG_FORMAT or json)")] = None,
+    allow_no_token: Annotated[
+        bool,
+        typer.Option("--allow-no-token", help="Serve beyond loopback without a token anyway (PUSHDOWN_ALLOW_NO_TOKEN)"),
+    ] = False,
+) -> None:
+    """Serve the HTTP API (POST /optimize, GET /healthz, /metrics, /docs) with uvicorn.
+
+    With several workers each is a process of its own: they share the database (history, statistics),
+    and /metrics adds up all of them.
+    """
     import uvicorn
 
-    from api.app import create_app
     from api.guard import is_loopback
-
-    # Request work runs on threads; a shorter switch interval lets the event loop (and /healthz) take the
-    # GIL back from a CPU-bound request sooner (1 ms instead of 5 ms).
-    sys.setswitchinterval(0.001)
+    from service.logs import log_config
 
     settings = Settings()
     settings = settings.model_copy(update={"host": host or settings.host})  # the Host check knows the bind
@@ -60,31 +76,148 @@ def serve(
             "Set PUSHDOWN_API_TOKEN, bind 127.0.0.1, or pass --allow-no-token (PUSHDOWN_ALLOW_NO_TOKEN=true)",
             "--host",
         )
-    uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port if port is None else port,
-        log_level=log_level,
+    fmt = log_format or settings.log_format
+    if fmt not in ("json", "text"):
+        _fail(f"--log-format must be json or text, not {fmt!r}", "--log-format")
+    count = settings.workers if workers is None else workers
+    common: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port if port is None else port,
+        "log_level": log_level.lower(),
+        "log_config": log_config(log_level, fmt),
+        "access_log": False,  # pushdown.access logs each request, with its id
         # SIGTERM: stop accepting, give in-flight requests this long, then cut them (their work is bounded too).
-        timeout_graceful_shutdown=settings.shutdown_grace_s,
-    )
+        "timeout_graceful_shutdown": settings.shutdown_grace_s,
+    }
+    if count > 1:
+        import os
+
+        _share_metrics_between_processes()
+        # each worker builds its own app from the environment: pass on what the command line changed
+        os.environ["PUSHDOWN_HOST"] = settings.host
+        if allow_no_token:
+            os.environ["PUSHDOWN_ALLOW_NO_TOKEN"] = "true"
+        uvicorn.run("api.app:create_app", factory=True, workers=count, **common)
+        return
+    from api.app import create_app
+
+    application = create_app(settings)
+    _tune_for_serving()
+    uvicorn.run(application, **common)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from service import __version__
+
+        typer.echo(f"pushdown {__version__}")
+        raise typer.Exit()
+
+
+def _share_metrics_between_processes() -> None:
+    """A fresh PROMETHEUS_MULTIPROC_DIR for the workers (the given one, emptied, or a new temporary one)."""
+    import os
+    import tempfile
+
+    directory = Path(os.environ.get("PROMETHEUS_MULTIPROC_DIR") or tempfile.mkdtemp(prefix="pushdown-metrics-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.db"):  # values of an earlier run would be added to this one's
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(directory)
+
+
+_Source = Annotated[
+    str | None,
+    typer.Argument(help="A POST /optimize request body as JSON (- for stdin), or a query in a file ending .sql."),
+]
+_Sql = Annotated[str | None, typer.Option("--sql", help="The query as text, instead of a file.")]
+_Catalog = Annotated[
+    Path | None,
+    typer.Option(
+        help="Catalog JSON (tables, columns, statistics); tables it lacks are looked up by name "
+        "among the analyzed tables."
+    ),
+]
+_Dialect = Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")]
+_Mode = Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")]
+
+
+def _tune_for_serving() -> None:
+    """Keep the event loop (and /healthz) responsive while request threads compute.
+
+    A shorter switch interval gets the GIL back to the loop sooner (1 ms instead of 5 ms). And a request that
+    builds millions of objects (a 900 KB query's tokens) triggers full garbage collections, each holding the
+    GIL for as long as it takes to walk the whole heap: measured 0.15 to 3.9 s apiece, nine of them in one such
+    request. Full collections a hundred times rarer (every ~7 million net allocations), with the startup objects
+    frozen out of them, remove those pauses; young collections stay small and frequent (Python's defaults: a
+    larger first generation made each of them a 60-250 ms pause instead). Measured on that query: the longest
+    stall of the event loop went from 1.6 s to 0.12 s. Acyclic garbage is freed by reference counting as before.
+    """
+    import gc
+
+    sys.setswitchinterval(0.001)
+    gc.set_threshold(700, 10, 1000)
+    gc.freeze()
 
 
 @app.command()
 def optimize(
-    request_file: Annotated[
-        str | None,
-        typer.Argument(help="A POST /optimize request body as JSON (- for stdin), or a query in a file ending .sql."),
-    ] = None,
-    sql: Annotated[str | None, typer.Option("--sql", help="The query as text, instead of a file.")] = None,
-    catalog: Annotated[
-        Path | None, typer.Option(help="Catalog JSON (tables, columns, statistics); required for SQL input.")
-    ] = None,
-    dialect: Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")] = None,
-    mode: Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")] = None,
+    request_file: _Source = None,
+    sql: _Sql = None,
+    catalog: _Catalog = None,
+    dialect: _Dialect = None,
+    mode: _Mode = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")] = False,
 ) -> None:
     """Optimize one request or query and print the explain, cost tables and decision log (and the SQL after)."""
+    response = _optimize(request_file, sql, catalog, dialect, mode)
+    typer.echo(json.dumps(response, indent=2) if as_json else render(response))
+
+
+@app.command()
+def explain(
+    request_file: _Source = None,
+    sql: _Sql = None,
+    catalog: _Catalog = None,
+    dialect: _Dialect = None,
+    mode: _Mode = None,
+    matrix: Annotated[bool, typer.Option("--matrix", help="Also print every (predicate, operator) row.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A recorded answer: print the comparison as JSON.")] = False,
+) -> None:
+    """Say per predicate where it ended up and why: the answer's ``summary``, then the plan after.
+
+    Given the ``request_id`` of a recorded answer instead of a request, show that answer's plan with, per node,
+    estimated rows against the rows a run reported (q-error).
+    """
+    from service.decision_summary import render_summary
+
+    if request_file is not None and sql is None and _is_request_id(request_file):
+        _explain_recorded(request_file, as_json)
+        return
+    response = _optimize(request_file, sql, catalog, dialect, mode)
+    parts = ["== predicates ==", render_summary(response.get("summary", [])) or "(no predicates)"]
+    parts += ["== plan after ==", response.get("explain", {}).get("after", "")]
+    if matrix:
+        decisions = [[d.get(h) for h in DECISION_HEADERS] for d in response.get("decisions", [])]
+        parts += ["== decisions ==", format_table(DECISION_HEADERS, decisions)]
+    parts += statistics_lines(response)
+    typer.echo("\n".join(parts))
+
+
+def _is_request_id(text: str) -> bool:
+    """A recorded answer's id (a UUID or a caller's X-Request-ID) rather than a file to read."""
+    return (
+        text != "-"
+        and not Path(text).exists()
+        and re.fullmatch(r"[A-Za-z0-9._:-]{1,128}", text) is not None
+        and not text.endswith((".json", ".sql"))
+    )
+
+
+def _optimize(
+    request_file: str | None, sql: str | None, catalog: Path | None, dialect: str | None, mode: str | None
+) -> dict[str, Any]:
+    """The answer for the command line's input, or exit 2 saying what is wrong and where."""
     from api.models import parse_optimize_request
     from service.optimize import OptimizeService, allow_deep_plans
 
@@ -101,20 +234,18 @@ def optimize(
     else:
         raw = _sql_request(source[0], catalog, dialect, mode)
     try:
-        from service.statistics import StatisticsStore  # a catalog may name tables analyzed before
+        from service.statistics import StatisticsStore  # the query's tables may be analyzed ones
 
         try:
             store: StatisticsStore | None = StatisticsStore.from_settings(settings)
         except ValueError:  # a store the command line cannot open: requests that name no table still work
             store = None
-        service = OptimizeService(store)
-        response = service.optimize(parse_optimize_request(raw, settings.max_json_depth))
+        return OptimizeService(store).optimize(parse_optimize_request(raw, settings.max_json_depth))
     except (InputError, PlanError) as exc:
         line, column = _sql_position(exc)
         if text is not None and line is not None:
             _fail_at_sql(exc.message, text, where, line, column)
         _fail(exc.message, exc.path)
-    typer.echo(json.dumps(response, indent=2) if as_json else render(response))
 
 
 def _sql_source(request_file: str | None, sql: str | None) -> tuple[str, str] | None:
@@ -151,13 +282,12 @@ def _read_bytes(name: str, path: str = "$") -> bytes:
 
 def _sql_request(text: str, catalog: Path | None, dialect: str | None, mode: str | None) -> bytes:
     """The POST /optimize body for a query, so it is validated exactly as the HTTP API validates it."""
-    if catalog is None:
-        _fail("SQL input needs --catalog: without table schemas columns cannot be resolved", "$.catalog")
-    try:
-        tables = json.loads(_read_bytes(str(catalog), "$.catalog"))
-    except json.JSONDecodeError as exc:
-        _fail(f"{catalog} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "$.catalog")
-    body: dict[str, Any] = {"sql": text, "dialect": dialect or "spark", "catalog": tables}
+    body: dict[str, Any] = {"sql": text, "dialect": dialect or "spark"}
+    if catalog is not None:  # without one, the query's tables are the analyzed tables of those names
+        try:
+            body["catalog"] = json.loads(_read_bytes(str(catalog), "$.catalog"))
+        except json.JSONDecodeError as exc:
+            _fail(f"{catalog} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "$.catalog")
     if mode is not None:
         body["options"] = {"mode": mode}
     return json.dumps(body).encode()
@@ -183,91 +313,26 @@ def _fail_at_sql(message: str, text: str, where: str, line: int, column: int | N
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
-# ---------------------------------------------------------------- text rendering
+def _explain_recorded(request_id: str, as_json: bool) -> None:
+    """Show a recorded answer's plan and, per node, estimated rows against the rows a run reported (q-error)."""
+    from service.feedback.report import node_rows, render
+    from service.feedback.store import FeedbackStore
+    from service.history import HistoryStore
 
-_COST_HEADERS = ("operator", "id", "rows received", "rows emitted", "k", "cost")
-_DECISION_HEADERS = ("predicate", "operator", "action", "reason", "p", "r", "r1", "lhs", "rhs")
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return str(value)
-    if float(value).is_integer():
-        return str(int(value))
-    return f"{value:.2f}" if abs(value) >= 100 else f"{value:.3g}"
-
-
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Aligned plain text: numbers right-aligned, text left-aligned; stable when piped, unlike a terminal UI."""
-    cells = [[_number(v) for v in row] for row in rows]
-    numeric = [
-        all(isinstance(row[i], int | float) or row[i] in (None, "") for row in rows) for i in range(len(headers))
-    ]
-    widths = [max([len(h), *(len(row[i]) for row in cells)]) for i, h in enumerate(headers)]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True))
-
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(row) for row in cells]
-    return "\n".join(text.rstrip() for text in out)
-
-
-def _cost_table(table: dict[str, Any]) -> str:
-    rows: list[list[Any]] = [
-        [n.get("operator"), n.get("id"), n.get("rows_in"), n.get("rows_out"), n.get("k"), n.get("cost")]
-        for n in table.get("nodes", [])
-    ]
-    rows.append(["total", "", "", "", "", table.get("total")])
-    return format_table(_COST_HEADERS, rows)
-
-
-def render(response: dict[str, Any]) -> str:
-    """The response as a person reads it: explain trees, cost tables with savings, then the decision log."""
-    explain, cost = response.get("explain", {}), response.get("cost", {})
-    decisions = [[d.get(h) for h in _DECISION_HEADERS] for d in response.get("decisions", [])]
-    parts = [
-        "== explain before ==",
-        explain.get("before", ""),
-        "== explain after ==",
-        explain.get("after", ""),
-        "== cost before ==",
-        _cost_table(cost.get("before", {})),
-        "== cost after ==",
-        _cost_table(cost.get("after", {})),
-        *_savings_lines(cost),
-        "== decisions ==",
-        format_table(_DECISION_HEADERS, decisions),
-    ]
-    if response.get("warnings"):
-        parts += ["== warnings ==", *(str(w) for w in response["warnings"])]
-    if response.get("sql"):
-        parts += ["== sql after ==", response["sql"]]
-    spark = response.get("spark")
-    if spark:
-        barriers = ", ".join(spark.get("barriers") or []) or "none"
-        parts += ["== spark ==", f"conf: {spark.get('conf') or '{}'}", f"barriers: {barriers}", spark.get("sql", "")]
-    return "\n".join(parts)
-
-
-def _percent(value: Any) -> str:
-    return f"{value * 100:.1f}%" if isinstance(value, int | float) else "-"
-
-
-def _savings_lines(cost: dict[str, Any]) -> list[str]:
-    """The headline is the gain over rule-based pushdown (what Spark would run without us); the gain over the
-    query as written follows, labelled (a cross product as written inflates it)."""
-    written = cost.get("savings_vs_written", cost.get("savings"))
-    if "savings_vs_baseline" not in cost:
-        return [f"savings against the query as written: {_percent(written)}"]
-    baseline, after = cost.get("baseline", {}).get("total"), cost.get("after", {}).get("total")
-    return [
-        f"savings: {_percent(cost['savings_vs_baseline'])} against rule-based pushdown (cost {baseline:,.0f} -> "
-        f"{after:,.0f})",
-        f"savings against the query as written: {_percent(written)}",
-    ]
+    settings = Settings()
+    try:
+        store = HistoryStore.from_settings(settings)
+        record = store.get(request_id)
+        feedback = FeedbackStore(store).get(request_id) if record is not None else None
+    except Exception as exc:  # noqa: BLE001 - a database the command cannot reach: say which, no trace
+        _fail(f"the history store cannot be read: {type(exc).__name__}: {exc}", "$")
+    if record is None:
+        _fail(f"no optimization {request_id!r} in the history", "$.request_id")
+    if as_json:
+        rows = node_rows(record["response"], feedback["nodes"]) if feedback else None
+        typer.echo(json.dumps({"request_id": request_id, "feedback": feedback and {**feedback, "nodes": rows}}))
+    else:
+        typer.echo(render(record, feedback))
 
 
 @app.command()
@@ -276,9 +341,9 @@ def analyze(
     name: Annotated[str, typer.Option("--name", help="Name the statistics are stored and referenced under.")],
     fmt: Annotated[str, typer.Option("--format", help="parquet, csv, orc, json, or table")] = "parquet",
     sample_rows: Annotated[
-        int | None, typer.Option(min=0, help="Rows to sample [default: PUSHDOWN_ANALYZE_SAMPLE_ROWS or 100000]")
+        int | None, typer.Option(min=0, help="Rows to sample (default: PUSHDOWN_ANALYZE_SAMPLE_ROWS or 100000)")
     ] = None,
-    master: Annotated[str | None, typer.Option(help="Spark master [default: PUSHDOWN_SPARK_MASTER]")] = None,
+    master: Annotated[str | None, typer.Option(help="Spark master (default: PUSHDOWN_SPARK_MASTER)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored summary as JSON.")] = False,
 ) -> None:
     """Analyze a table with Spark (statistics, containers, a sample) and store it as a new version."""

@@ -204,6 +204,14 @@ class PushdownClient:
         body = self._http("GET", f"/api/optimizations?{query}")
         return body["items"]
 
+    def feedback(self, request_id: str, nodes: list[dict[str, Any]]) -> dict[str, Any]:
+        """Report the rows a run saw per node of the answer ``request_id`` (``POST /feedback/{request_id}``).
+
+        Only against a service: an in-process client keeps no history to attach them to."""
+        if self.url is None:
+            raise PushdownError(501, "feedback_unavailable", "feedback needs a service URL (it keeps the history)")
+        return self._http("POST", f"/feedback/{urllib.parse.quote(request_id, safe='')}", {"nodes": nodes})
+
     # ---- transport
     def _http(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from costmodel.deadline import check_deadline
 from service.errors import InputError
 
 # A JSON string, escapes included; the unrolled form keeps the regex engine in tight loops.
@@ -115,7 +116,11 @@ def json_path(parts: tuple[str | int, ...]) -> str:
 def _walk(data: Any) -> Any:
     """Every (path parts, key or value) in ``data``, depth first, with an explicit stack (no recursion)."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    seen = 0
     while stack:
+        seen += 1
+        if seen % 4096 == 0:  # a wide document is walked within the request's time limit
+            check_deadline()
         parts, value = stack.pop()
         yield parts, value
         if isinstance(value, dict):

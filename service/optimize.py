@@ -12,11 +12,22 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from costmodel import optimize_wire
+from service.analyzed_tables import (
+    add_analyzed_tables,
+    change_warning,
+    tables_in_plan,
+    tables_in_sql,
+    used_statistics,
+)
+from service.decision_summary import summarize
 from service.errors import InputError
-from service.statistics import StatisticsStore, optimize_with_samples, resolve_catalog
+from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
+
+if TYPE_CHECKING:
+    from service.feedback.use_case import FeedbackService
 
 logger = logging.getLogger(__name__)
 
@@ -44,29 +55,81 @@ class OptimizeInput:
     functions: dict[str, dict[str, Any]] | None = None
 
 
+def _tables_read(request: OptimizeInput) -> list[str]:
+    """The tables a request reads, as it names them."""
+    if request.sql is not None:
+        return tables_in_sql(request.sql, request.dialect)
+    return tables_in_plan(request.substrait if request.substrait is not None else request.plan)
+
+
+def _resolved_by(name: str, given: dict[str, Any] | None) -> str:
+    """``ref`` when the request's catalog named the analyzed table, ``name`` when the service found it by name."""
+    tables = given.get("tables") if isinstance(given, dict) else None
+    return "ref" if isinstance(tables, dict) and name in tables else "name"
+
+
 class OptimizeService:
     """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
 
-    def __init__(self, store: StatisticsStore | None = None) -> None:
-        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused)."""
+    def __init__(self, store: StatisticsStore | None = None, feedback: FeedbackService | None = None) -> None:
+        """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused);
+        ``feedback``: observed selectivities of earlier runs (None: estimates never come from feedback)."""
         self.store = store
+        self.feedback = feedback
 
-    def optimize(self, request: OptimizeInput) -> dict[str, Any]:
-        """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept."""
-        catalog, samples = resolve_catalog(request.catalog, self.store)  # stored statistics for {"ref": ...}
-        request, engine = replace(request, catalog=catalog), partial(optimize_with_samples, samples=samples)
-        if request.sql is not None:
-            original, response = self._optimize_sql(request, engine)
-        elif request.substrait is not None:
-            original, response = self._optimize_substrait(request, engine)
-        else:
-            original, response = request.plan, engine(request.plan, request.catalog, request.options)
-        mode = (request.options or {}).get("mode", "cost")
-        always = {**(request.options or {}), "mode": "always"}
-        add_baseline(response, mode, lambda: engine(original, request.catalog, always))
+    def optimize(
+        self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
+    ) -> dict[str, Any]:
+        """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept.
+
+        ``request_id``: the answer's id (a new UUID when None); ``client_request_id``: the caller's own
+        ``X-Request-ID``, echoed in the answer when given.
+        """
+        from service.feedback.annotate import annotate, feedback_option
+
+        options, use_feedback = feedback_option(request.options)
+        given = request.catalog
+        by_name = add_analyzed_tables(given, _tables_read(request), self.store, bare_keys=request.sql is not None)
+        used: list[tuple[str, StoredTable]] = []
+        catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
+        resolved = replace(request, catalog=catalog, options=options)
+        learned = None
+        if use_feedback and self.feedback is not None:
+            from costmodel.estimate import DEFAULT_SOURCES
+
+            chain = sample_sources(samples) or DEFAULT_SOURCES
+            learned = self.feedback.source_for(request.catalog, request.context, chain)
+        front = (learned,) if learned is not None else ()
+        engine = partial(optimize_with_samples, samples=samples, front=front)
+        original, response = self._run(resolved, engine)
+        if learned is not None and learned.details:  # feedback answered: say what it changed
+            _, unlearned = self._run(resolved, partial(optimize_with_samples, samples=samples))
+            annotate(response, unlearned, learned.details)
+        elif not use_feedback:
+            response["feedback"] = {"enabled": False}
+        mode = (options or {}).get("mode", "cost")
+        always = {**(options or {}), "mode": "always"}
+        add_baseline(response, mode, lambda: engine(original, catalog, always))
         warn_cross_products(response, original)
-        attach_spark(response, request.catalog)
-        return {"request_id": str(uuid.uuid4()), "context": request.context, **response}
+        attach_spark(response, catalog)
+        statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
+        response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
+        response["statistics"] = statistics
+        ids = {"request_id": request_id or str(uuid.uuid4())}
+        if client_request_id is not None:
+            ids["client_request_id"] = client_request_id
+        # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
+        return {**ids, "context": request.context, "summary": summarize(response), **response}
+
+    def _run(
+        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]]
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The plan as the request states it (before any rewrite) and the engine's answer for it."""
+        if request.sql is not None:
+            return self._optimize_sql(request, engine)
+        if request.substrait is not None:
+            return self._optimize_substrait(request, engine)
+        return request.plan, engine(request.plan, request.catalog, request.options)
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
@@ -81,6 +144,7 @@ class OptimizeService:
             raise InputError(
                 "sql_unavailable", "SQL input is not available in this build; send a plan", "$.sql"
             ) from None
+        assert request.sql is not None  # the caller checked
         try:
             plan = declare_functions(
                 sql_to_plan(request.sql, request.catalog, dialect=request.dialect), request.functions
@@ -100,6 +164,7 @@ class OptimizeService:
         """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
         from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
 
+        assert request.substrait is not None  # the caller checked
         try:
             plan = substrait_to_plan(request.substrait, request.catalog, root="$.substrait")
             response = engine(plan, request.catalog, request.options)

@@ -1,11 +1,15 @@
-"""Runtime configuration, read from ``PUSHDOWN_*`` environment variables.
+"""Runtime configuration, read from ``PUSHDOWN_*`` environment variables and a ``.env`` file.
 
-The defaults are the embedded set-up (SQLite under ``./data``, local Spark, no
-token), so ``pushdown serve`` works on a fresh machine with nothing configured.
+The defaults are the embedded set-up (SQLite under the user's data directory, local
+Spark, no token), so ``pushdown serve`` works on a fresh machine with nothing
+configured, and every ``pushdown`` command finds the same tables and history
+whatever directory it runs in. The environment wins over ``.env`` (read from the
+current directory), which wins over the defaults.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -15,10 +19,18 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 MIB = 1024 * 1024
 
 
+def user_data_dir() -> Path:
+    """Where the embedded database lives by default: ``$XDG_DATA_HOME/pushdown`` or ``~/.local/share/pushdown``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "pushdown"
+
+
 class Settings(BaseSettings):
     """Everything the service reads from its environment; build one per app, not a global."""
 
-    model_config = SettingsConfigDict(env_prefix="PUSHDOWN_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="PUSHDOWN_", extra="ignore", env_file=".env", env_file_encoding="utf-8"
+    )
 
     api_token: str | None = Field(
         default=None,
@@ -56,7 +68,11 @@ class Settings(BaseSettings):
         default=8, ge=1, le=256, description="Requests computing at once; the rest wait (within their time limit)."
     )
     port: int = Field(default=8000, ge=0, le=65535)
-    data_dir: Path = Path("./data")
+    workers: int = Field(default=1, ge=1, le=64, description="Processes `pushdown serve` runs (sharing one database).")
+    log_format: Literal["json", "text"] = Field(default="json", description="`pushdown serve`'s log lines.")
+    data_dir: Path = Field(
+        default_factory=user_data_dir, description="The embedded SQLite database and the analyze jobs' samples."
+    )
     database_url: str | None = Field(
         default=None,
         description="History and statistics: sqlite:///path or postgresql://...; defaults to SQLite under data_dir.",

@@ -150,8 +150,9 @@ def spark_target(
         if len(marks) != len(parts) or not any(marks):
             continue
         for i, part in enumerate(parts):  # Spark turns these into semi/anti joins only as plain conjuncts
-            if marks[i] is not None and any(True for _ in _nodes(part)):
-                left.add(marks[i])
+            mark = marks[i]
+            if mark is not None and any(True for _ in _nodes(part)):
+                left.add(mark)
                 marks[i] = None
         plain = [p for p, m in zip(parts, marks, strict=True) if m is None]
         guarded = [p for p, m in zip(parts, marks, strict=True) if m is not None]

@@ -20,12 +20,16 @@ What it does, and why:
   rare; a warning says why), every action of ``SparkRun`` applies them for exactly its duration and puts the
   caller's values back (unset keys unset again): a DataFrame write plans its query again under the settings in
   force at that moment, so the settings must be on during the write, not only when the DataFrame is made;
-- the result has the original query's column names, order and types (the rewrite may name columns differently).
+- the result has the original query's column names, order and types (the rewrite may name columns differently);
+- with a service URL, each action's own row counts are read from Spark afterwards and sent back
+  (``POST /feedback/{request_id}``, see docs/feedback.md): ``run.actual`` says what was counted and what could
+  not be mapped. Feedback never fails the action: a failure to read or send it is logged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,6 +39,10 @@ from service.client import Answer, FunctionSpec, PushdownClient
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameWriter, Row, SparkSession
     from pyspark.sql.types import DataType
+
+    from service.feedback.mapping import ActualRows
+
+logger = logging.getLogger(__name__)
 
 #: Spark's type names as the service's catalog spells them (``decimal(p,s)`` and others pass through).
 _WIRE_TYPES = {
@@ -61,6 +69,12 @@ class SparkRun:
     answer: Answer
     dataframe: DataFrame
     conf: dict[str, str] = field(default_factory=dict)
+    #: where to send the actual rows after each action (None: not sent)
+    client: PushdownClient | None = None
+    #: the request's catalog: statistics in it may vouch that a join key holds no NULL (docs/feedback.md)
+    catalog: Mapping[str, Any] | None = None
+    #: what the last action counted, per node of the answer's plan, and what could not be mapped
+    actual: ActualRows | None = None
 
     @contextlib.contextmanager
     def settings(self) -> Iterator[None]:
@@ -88,8 +102,34 @@ class SparkRun:
         self.write(lambda w: w.mode(mode).options(**options).parquet(path))
 
     def _with_settings(self, action: Callable[[], Any]) -> Any:
-        with self.settings():
-            return action()
+        if not self._reports():
+            with self.settings():
+                return action()
+        from service.feedback.spark import observe
+
+        with self.settings(), observe(self.spark) as observed:
+            result = action()
+        try:
+            from service.feedback.runner import send_feedback
+
+            client = self.client
+            assert client is not None
+            self.actual = send_feedback(
+                self.spark, self.answer, observed, lambda rid, body: client.feedback(rid, body["nodes"]), self.catalog
+            )
+        except Exception as exc:  # noqa: BLE001 - the caller's action succeeded; feedback is best effort
+            logger.warning("feedback for %s not sent: %r", self.answer.get("request_id"), exc)
+        return result
+
+    def _reports(self) -> bool:
+        """Feedback needs a service (it keeps the history), classic Spark (py4j) and the answer's own SQL."""
+        return (
+            self.client is not None
+            and self.client.url is not None
+            and hasattr(self.spark, "_jsparkSession")
+            and self.answer.get("spark") is not None
+            and "request_id" in self.answer
+        )
 
 
 def run_sql(
@@ -101,11 +141,13 @@ def run_sql(
     functions: Mapping[str, FunctionSpec] | None = None,
     options: Mapping[str, Any] | None = None,
     context: Mapping[str, str] | None = None,
+    feedback: bool = True,
 ) -> SparkRun:
     """Ask the service about ``sql`` and return the run (lazy: nothing executes until an action).
 
     ``catalog``: tables and statistics for the service (``{"ref": name}`` for analyzed tables); without one the
     tables' columns and types are read from this session, so decisions rest on default estimates.
+    ``feedback``: send each action's actual rows back to the service (only with a service URL).
     Raises ``service.client.PushdownError`` when the service refuses the query.
     """
     client = client or PushdownClient()
@@ -122,7 +164,7 @@ def run_sql(
     if target is None:  # the rewrite has no Spark SQL form: the query as written, with a warning in the answer
         return SparkRun(spark, answer, original)
     frame = conform(spark.sql(target["sql"]), original.schema)
-    return SparkRun(spark, answer, frame, dict(target.get("conf") or {}))
+    return SparkRun(spark, answer, frame, dict(target.get("conf") or {}), client if feedback else None, catalog)
 
 
 def conform(frame: DataFrame, schema: Any) -> DataFrame:
@@ -158,11 +200,11 @@ def session_settings(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[N
             spark.conf.set(key, value)
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
+        for key, previous in saved.items():
+            if previous is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, previous)
 
 
 def _get(spark: SparkSession, key: str) -> str | None:

@@ -318,9 +318,13 @@ def sample_from_arrow(table: str, table_rows: float, data: pa.Table) -> Sample:
 
 
 def resolve_catalog(
-    catalog: dict[str, Any] | None, store: StatisticsStore | None
+    catalog: dict[str, Any] | None,
+    store: StatisticsStore | None,
+    used: list[tuple[str, StoredTable]] | None = None,
 ) -> tuple[dict[str, Any] | None, dict[str, Sample]]:
     """Replace every ``{"ref": name, "version"?: n}`` table with the stored statistics; return the samples too.
+
+    ``used`` (when given) receives (name in the request, stored version) for every table resolved.
 
     Samples are keyed by the table's name in the request (the name the query uses), not the stored name.
     Keys the caller gives beside ``ref`` (e.g. ``indexes``) override the stored ones. Catalogs without
@@ -338,6 +342,8 @@ def resolve_catalog(
             resolved[query_name] = entry
             continue
         stored = _lookup(query_name, entry, store)
+        if used is not None:
+            used.append((query_name, stored))
         extra = {k: v for k, v in entry.items() if k not in ("ref", "version")}
         resolved[query_name] = {**stored.to_catalog(), **extra}
         sample = store.sample(stored) if store is not None else None
@@ -394,16 +400,19 @@ def sample_sources(samples: dict[str, Sample]) -> tuple[Any, ...] | None:
 
 
 def optimize_with_samples(
-    plan: Any, catalog: Any, options: Any, samples: dict[str, Sample] | None = None
+    plan: Any, catalog: Any, options: Any, samples: dict[str, Sample] | None = None, front: tuple[Any, ...] = ()
 ) -> dict[str, Any]:
-    """``costmodel.optimize_wire`` with the sample source in front of the estimator chain."""
+    """``costmodel.optimize_wire`` with the sample source in front of the estimator chain, and ``front`` (e.g. the
+    feedback source) before that."""
     from costmodel import catalog_from_wire, optimize, options_from_wire, plan_from_wire
+    from costmodel.estimate import DEFAULT_SOURCES
 
     sources = sample_sources(samples or {})
-    if sources is None:
+    if sources is None and not front:
         from costmodel import optimize_wire
 
         return optimize_wire(plan, catalog, options)
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
-    return optimize(plan_from_wire(plan, cat), cat, opts, sources=sources).to_wire()
+    chain = (*front, *(sources if sources is not None else DEFAULT_SOURCES))
+    return optimize(plan_from_wire(plan, cat, functions=opts.functions), cat, opts, sources=chain).to_wire()

@@ -40,9 +40,11 @@ def make_settings() -> Callable[..., Settings]:
 
 
 @pytest.fixture
-def clean_env() -> dict[str, str]:
-    """The current environment without PUSHDOWN_* variables, for subprocesses."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
+def clean_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The current environment without PUSHDOWN_* variables, for subprocesses; the default data directory
+    (under ``XDG_DATA_HOME``) is one of the test run's, never the developer's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
+    return {**env, "XDG_DATA_HOME": str(tmp_path_factory.mktemp("xdg-data"))}
 
 
 @contextmanager

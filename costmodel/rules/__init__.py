@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from costmodel.expr import Expr
+from costmodel.reasons import Reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,7 @@ class Crossing:
 class Blocked:
     """The predicate must stay above the operator; ``reason`` is machine readable."""
 
-    reason: str
+    reason: Reason
     detail: str
 
 

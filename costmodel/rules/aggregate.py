@@ -13,24 +13,25 @@ from __future__ import annotations
 
 from costmodel.expr import Column, column_ids, substitute
 from costmodel.plan import Aggregate
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
 def push_through_aggregate(predicate, node: Aggregate) -> Outcome:
     if not node.group_by:
-        return Blocked("global_aggregate", "an aggregate without group keys emits a row even for empty input")
+        return Blocked(Reason.GLOBAL_AGGREGATE, "an aggregate without group keys emits a row even for empty input")
     used = column_ids(predicate)
     if not used:
-        return Blocked("no_columns", "a predicate with no columns is not on the group keys")
+        return Blocked(Reason.NO_COLUMNS, "a predicate with no columns is not on the group keys")
     keys = {k.cid: k for k in node.group_by}
     if not used <= set(keys):
-        return Blocked("not_on_group_keys", "the predicate reads an aggregate result or a non-key column")
+        return Blocked(Reason.NOT_ON_GROUP_KEYS, "the predicate reads an aggregate result or a non-key column")
     if node.grouping_sets is not None:
         if () in node.grouping_sets:
-            return Blocked("grand_total", "a grouping set without keys emits a total row even for empty input")
+            return Blocked(Reason.GRAND_TOTAL, "a grouping set without keys emits a total row even for empty input")
         if not used <= node.keys_in_every_set():
             # Rows of a set without that key carry NULL there: filtering below would change their totals.
-            return Blocked("not_in_every_grouping_set", "the predicate reads a key some grouping sets leave NULL")
+            return Blocked(Reason.NOT_IN_EVERY_GROUPING_SET, "the predicate reads a key some grouping sets leave NULL")
     mapping = {
         cid: key.expr
         for cid, key in keys.items()

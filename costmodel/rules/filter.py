@@ -11,16 +11,19 @@ filter may be what guards it, e.g. ``b != 0`` below ``a / b > 1``).
 
 from __future__ import annotations
 
-from costmodel.expr import can_raise, has_aggregate_or_window, is_deterministic
+from costmodel.expr import can_raise, has_aggregate_or_window, is_deterministic, opaque_detail, opaque_names
 from costmodel.plan import Filter
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
 def push_through_filter(predicate, node: Filter) -> Outcome:
     if has_aggregate_or_window(node.predicate):
-        return Blocked("filter_reads_aggregate", "the filter below reads an aggregate over its input rows")
+        return Blocked(Reason.FILTER_READS_AGGREGATE, "the filter below reads an aggregate over its input rows")
+    if opaque_names(node.predicate):
+        return Blocked(Reason.UNKNOWN_FUNCTION, f"the filter below calls {opaque_detail(node.predicate)}")
     if not is_deterministic(node.predicate):
-        return Blocked("nondeterministic_filter", "the filter below is non-deterministic")
+        return Blocked(Reason.NONDETERMINISTIC_FILTER, "the filter below is non-deterministic")
     if can_raise(predicate):
-        return Blocked("can_raise_guard", "the predicate can raise and the filter below may guard it")
+        return Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and the filter below may guard it")
     return [Crossing(0, predicate)]

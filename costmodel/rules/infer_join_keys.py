@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from costmodel.cost import split_join_condition
 from costmodel.expr import Column, Expr, can_raise, column_ids, has_subquery, is_deterministic, substitute
-from costmodel.plan import Aggregate, Alias, Distinct, Filter, Join, Limit, Node, Project, Sort, Window, output_fields
+from costmodel.joins import JOIN_TYPES
+from costmodel.kinds.registry import kind_of
+from costmodel.plan import Join, Node, output_fields
 
-INFER_SIDES = {"inner": (0, 1), "cross": (0, 1), "semi": (0, 1), "anti": (1,)}
 
-
-def _column_pairs(node: Join) -> list[tuple[Column, Column]]:
+def column_pairs(node: Join) -> list[tuple[Column, Column]]:
     left_cids = {f.cid for f in output_fields(node.left)}
     keys, _ = split_join_condition(node, left_cids)
     return [(a, b) for a, b in keys if isinstance(a, Column) and isinstance(b, Column) and a.type == b.type]
@@ -36,18 +36,9 @@ def _equalities_below(node: Node) -> list[tuple[Column, Column]]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, Join):
-            if current.type in ("inner", "cross"):
-                out.extend(_column_pairs(current))
-                stack.extend((current.left, current.right))
-            elif current.type in ("left", "semi", "anti"):
-                stack.append(current.left)  # only the preserved side's rows keep their values
-            elif current.type == "right":
-                stack.append(current.right)
-        elif isinstance(current, Aggregate) and current.grouping_sets is not None:
-            continue  # subtotal rows carry NULL keys: equalities below do not hold on them
-        elif isinstance(current, (Filter, Sort, Limit, Distinct, Alias, Project, Aggregate, Window)):
-            stack.append(current.input)
+        pairs, inputs = kind_of(current).key_equalities(current)  # each kind says which equalities survive it
+        out.extend(pairs)
+        stack.extend(inputs)
     return out
 
 
@@ -76,14 +67,14 @@ def infer_across_keys(predicate: Expr, node: Join) -> list[tuple[int, Expr]]:
         return []
     if node.null_aware:
         return []
-    allowed = INFER_SIDES.get(node.type, ())
+    allowed = JOIN_TYPES[node.type].infer_sides
     (cid,) = used
     left_cids = {f.cid for f in output_fields(node.left)}
     source_side = 0 if cid in left_cids else 1
     target = 1 - source_side
     if target not in allowed:
         return []
-    pairs = _column_pairs(node) + _equalities_below(node.left) + _equalities_below(node.right)
+    pairs = column_pairs(node) + _equalities_below(node.left) + _equalities_below(node.right)
     equal = _equal_to(cid, pairs)
     target_cids = {f.cid for f in output_fields(node.right if target else node.left)}
     # pairs only link columns of one type, so every column in ``equal`` shares the predicate column's type

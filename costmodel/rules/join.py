@@ -20,29 +20,15 @@ left of right joins; never for full joins nor a null-aware (NOT IN) anti join.
 from __future__ import annotations
 
 from costmodel.expr import Call, Expr, can_raise, column_ids
+from costmodel.joins import JOIN_TYPES
 from costmodel.plan import Join, output_fields
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
-#: sides a WHERE predicate may enter, by join type
-WHERE_SIDES = {
-    "inner": (0, 1),
-    "cross": (0, 1),
-    "left": (0,),
-    "right": (1,),
-    "full": (),
-    "semi": (0,),
-    "anti": (0,),
-}
-#: sides an ON conjunct may enter, by join type
-ON_SIDES = {
-    "inner": (0, 1),
-    "cross": (0, 1),
-    "left": (1,),
-    "right": (0,),
-    "full": (),
-    "semi": (0, 1),
-    "anti": (1,),
-}
+#: sides a WHERE predicate may enter, by join type (costmodel.joins)
+WHERE_SIDES = {name: t.where_sides for name, t in JOIN_TYPES.items()}
+#: sides an ON conjunct may enter, by join type (costmodel.joins)
+ON_SIDES = {name: t.on_sides for name, t in JOIN_TYPES.items()}
 
 
 def side_of(predicate: Expr, node: Join) -> int | None:
@@ -72,7 +58,7 @@ def is_cross_side_equality(predicate: Expr, node: Join) -> bool:
 
 def _guarded(predicate: Expr, node: Join) -> Blocked | None:
     if node.on is not None and can_raise(predicate):
-        return Blocked("can_raise_guard", "the predicate can raise and the join condition may guard it")
+        return Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and the join condition may guard it")
     return None
 
 
@@ -83,20 +69,20 @@ def _enter_side(predicate: Expr, node: Join, sides: dict[str, tuple[int, ...]], 
         return guard
     side = side_of(predicate, node)
     if side is None:
-        return Blocked("references_both_sides", f"the {what} reads columns of both join inputs")
+        return Blocked(Reason.REFERENCES_BOTH_SIDES, f"the {what} reads columns of both join inputs")
     if sides is ON_SIDES and node.null_aware:
-        return Blocked("null_aware_anti_join", "NOT IN semantics depend on every row of the subquery side")
+        return Blocked(Reason.NULL_AWARE_ANTI_JOIN, "NOT IN semantics depend on every row of the subquery side")
     allowed = sides[node.type]
     if not column_ids(predicate) and allowed:
         side = allowed[0]  # a constant filters any allowed side alike
     if node.type == "full":
-        return Blocked("full_join", "no input of a full join may lose rows before it")
+        return Blocked(Reason.FULL_JOIN, "no input of a full join may lose rows before it")
     if side not in allowed:
         name = "right" if side else "left"
         if sides is WHERE_SIDES:
-            return Blocked("null_supplying_side", f"the {name} input of a {node.type} join is null-supplying")
+            return Blocked(Reason.NULL_SUPPLYING_SIDE, f"the {name} input of a {node.type} join is null-supplying")
         return Blocked(
-            "preserved_side_on_predicate",
+            Reason.PRESERVED_SIDE_ON_PREDICATE,
             f"rows of the {name} input of a {node.type} join are kept even when the condition fails",
         )
     return [Crossing(side, predicate)]

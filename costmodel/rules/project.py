@@ -10,8 +10,17 @@ Never through a non-deterministic projected column (``rand() AS r`` then
 
 from __future__ import annotations
 
-from costmodel.expr import Column, column_ids, has_aggregate_or_window, is_deterministic, substitute
+from costmodel.expr import (
+    Column,
+    column_ids,
+    has_aggregate_or_window,
+    is_deterministic,
+    opaque_detail,
+    opaque_names,
+    substitute,
+)
 from costmodel.plan import Project
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
@@ -24,9 +33,13 @@ def push_through_project(predicate, node: Project) -> Outcome:
         expr = named.expr
         if isinstance(expr, Column) and expr.cid == named.cid:
             continue
+        if opaque_names(expr):
+            return Blocked(Reason.UNKNOWN_FUNCTION, f"{named.name} is computed by {opaque_detail(expr)}")
         if not is_deterministic(expr):
-            return Blocked("nondeterministic_projection", f"{named.name} is computed by a non-deterministic expression")
+            return Blocked(
+                Reason.NONDETERMINISTIC_PROJECTION, f"{named.name} is computed by a non-deterministic expression"
+            )
         if has_aggregate_or_window(expr):
-            return Blocked("computed_by_aggregate", f"{named.name} is computed by an aggregate or window call")
+            return Blocked(Reason.COMPUTED_BY_AGGREGATE, f"{named.name} is computed by an aggregate or window call")
         mapping[named.cid] = expr
     return [Crossing(0, substitute(predicate, mapping) if mapping else predicate)]

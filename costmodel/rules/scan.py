@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from costmodel.expr import can_raise
 from costmodel.plan import Scan
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
 def push_into_scan(predicate, node: Scan) -> Outcome:
     if node.filters and can_raise(predicate):
-        return Blocked("can_raise_guard", "the predicate can raise and the scan's filters may guard it")
+        return Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and the scan's filters may guard it")
     return [Crossing(0, predicate)]

@@ -10,10 +10,11 @@ not the filtered first N rows, so the predicate stays above.
 from __future__ import annotations
 
 from costmodel.plan import Sort
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
 def push_through_sort(predicate, node: Sort) -> Outcome:
     if node.limit is not None:
-        return Blocked("sort_limit", f"the sort keeps only its first {node.limit} rows")
+        return Blocked(Reason.SORT_LIMIT, f"the sort keeps only its first {node.limit} rows")
     return [Crossing(0, predicate)]

@@ -25,10 +25,12 @@ from costmodel.expr import (
     disjuncts,
     has_aggregate_or_window,
     is_deterministic,
+    opaque_names,
     or_,
     transform,
 )
 from costmodel.fold import Truth, constant_truth
+from costmodel.reasons import Reason
 
 
 def fold_conjunct(part: Expr) -> Expr | None:
@@ -69,21 +71,21 @@ def factor_common_conjuncts(predicate: Expr) -> list[Expr]:
     return [*common, or_([and_(branch) for branch in rest])]
 
 
-def classify_conjuncts(predicate: Expr) -> list[tuple[Expr, str | None]]:
+def classify_conjuncts(predicate: Expr) -> list[tuple[Expr, Reason | None]]:
     """Each conjunct with ``None`` when it may move alone, else the reason it stays."""
     parts = [factored for part in conjuncts(predicate) for factored in factor_common_conjuncts(part)]
     if any(has_aggregate_or_window(p) for p in parts):
-        return [(p, "aggregate_in_predicate") for p in parts]
-    out: list[tuple[Expr, str | None]] = []
+        return [(p, Reason.AGGREGATE_IN_PREDICATE) for p in parts]
+    out: list[tuple[Expr, Reason | None]] = []
     after_nondeterministic = False
     for i, part in enumerate(parts):
         if not is_deterministic(part):
-            out.append((part, "nondeterministic_predicate"))
+            out.append((part, Reason.UNKNOWN_FUNCTION if opaque_names(part) else Reason.NONDETERMINISTIC_PREDICATE))
             after_nondeterministic = True
         elif after_nondeterministic:
-            out.append((part, "after_nondeterministic_conjunct"))
+            out.append((part, Reason.AFTER_NONDETERMINISTIC_CONJUNCT))
         elif can_raise(part) and i > 0:
-            out.append((part, "guarded_by_earlier_conjunct"))
+            out.append((part, Reason.GUARDED_BY_EARLIER_CONJUNCT))
         else:
             out.append((part, None))
     return out

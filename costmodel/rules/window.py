@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from costmodel.expr import Column, column_ids
 from costmodel.plan import Window
+from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
@@ -27,10 +28,10 @@ def push_through_window(predicate, node: Window) -> Outcome:
     used = column_ids(predicate)
     outputs = {f.cid for f in node.functions}
     if used & outputs:
-        return Blocked("references_window_output", "the predicate reads a window function's result")
+        return Blocked(Reason.REFERENCES_WINDOW_OUTPUT, "the predicate reads a window function's result")
     if not used:
-        return Blocked("no_columns", "a predicate with no columns is not on the partition keys")
+        return Blocked(Reason.NO_COLUMNS, "a predicate with no columns is not on the partition keys")
     keys = common_partition_keys(node)
     if not used <= keys:
-        return Blocked("not_on_partition_keys", "the predicate reads columns that are not common partition keys")
+        return Blocked(Reason.NOT_ON_PARTITION_KEYS, "the predicate reads columns that are not common partition keys")
     return [Crossing(0, predicate)]

@@ -91,6 +91,36 @@ def _compact_history(blob: str, length: str) -> tuple[str, ...]:
     )
 
 
+def _feedback_tables(timestamp: str) -> tuple[str, ...]:
+    """A runner's counts per request, and what they teach per scan (service/feedback); both go with their
+    optimization (ON DELETE CASCADE), so the history's retention covers them."""
+    return (
+        f"""CREATE TABLE optimization_feedback (
+    optimization_id TEXT PRIMARY KEY REFERENCES optimizations (id) ON DELETE CASCADE,
+    received_at {timestamp} NOT NULL,
+    nodes TEXT NOT NULL
+)""",
+        f"""CREATE TABLE feedback_observations (
+    optimization_id TEXT NOT NULL REFERENCES optimizations (id) ON DELETE CASCADE,
+    node_id TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    predicate TEXT NOT NULL,
+    template TEXT NOT NULL,
+    pipeline TEXT,
+    task TEXT,
+    rows_in DOUBLE PRECISION NOT NULL,
+    rows_out DOUBLE PRECISION NOT NULL,
+    table_rows DOUBLE PRECISION,
+    statistics_version TEXT,
+    observed_at {timestamp} NOT NULL,
+    PRIMARY KEY (optimization_id, node_id)
+)""",
+        "CREATE INDEX IF NOT EXISTS feedback_observations_key ON feedback_observations (table_name, predicate)",
+        "CREATE INDEX IF NOT EXISTS feedback_observations_task "
+        "ON feedback_observations (pipeline, task, table_name, template)",
+    )
+
+
 #: Applied in order, each in its own transaction; never edit one that shipped, add the next.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -106,6 +136,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "history: compressed bodies, stored size, persistent counters",
         sqlite=_compact_history("BLOB", "LENGTH"),
         postgres=_compact_history("BYTEA", "OCTET_LENGTH"),
+    ),
+    Migration(
+        5,
+        "feedback: actual rows per request and observed selectivities",
+        sqlite=_feedback_tables("TEXT"),
+        postgres=_feedback_tables("TIMESTAMPTZ"),
     ),
 )
 

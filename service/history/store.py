@@ -223,6 +223,10 @@ class HistoryStore:
             [(n, name) for name, n in counts.items()],
         )
 
+    def _stored_bytes(self, cur: Any) -> int:
+        cur.execute("SELECT COALESCE(SUM(stored_bytes), 0) FROM optimizations")
+        return int(cur.fetchone()[0])
+
     def counters(self) -> dict[str, int]:
         """Since the history began (persisted, so across restarts): recorded, dropped, failed, timed_out,
         expired; and ``stored_bytes``, what the kept records take."""
@@ -251,7 +255,7 @@ class HistoryStore:
                     (self._backend.timestamp(cutoff),),
                 )
                 expired += max(cur.rowcount, 0)
-            if max_bytes is not None:
+            if max_bytes is not None and self._stored_bytes(cur) > max_bytes:  # the ranking sorts every row
                 cur.execute(
                     self._backend.sql(
                         "DELETE FROM optimizations WHERE id IN (SELECT id FROM (SELECT id, SUM(stored_bytes) "

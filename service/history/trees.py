@@ -30,7 +30,7 @@ def explain_tree(text: str, cost_nodes: Sequence[dict[str, Any]]) -> list[dict[s
         label = body[: matches[-1].start()] if matches else body
         annotation = body[matches[-1].start() + 3 : -1] if matches else ""
         costs = by_id.get(node_id or "", {})
-        node = {
+        node: dict[str, Any] = {
             "id": node_id,
             "label": label,
             "annotation": annotation,

@@ -307,7 +307,7 @@ class Reader:
                 name = self.fresh()
                 group_by.append({"expr": key, "as": name})
                 refs.append(name)
-        aggregates = []
+        aggregates: list[dict[str, Any]] = []
         for i, item in enumerate(body.get("measures", [])):
             mpath = f"{path}.measures[{i}]"
             check_keys(item, {"measure"}, mpath, "measure")

@@ -29,3 +29,18 @@ def test_unknown_key_names_path_and_suggestion(
     body = {"catalog": catalog, **body}
     answer = assert_error(client.post("/optimize", json=body), 422, code, path)
     assert f"did you mean {suggestion!r}?" in answer["message"]
+
+
+def test_one_error_hierarchy_mapped_in_one_handler() -> None:
+    """Engine and service errors share ``ServiceError``; the app maps that class once, by code."""
+    from fastapi import FastAPI
+
+    from api.errors import install_error_handling
+    from costmodel.errors import PlanError, ServiceError
+    from service.errors import InputError
+
+    assert issubclass(PlanError, ServiceError) and issubclass(InputError, ServiceError)
+    app = FastAPI()
+    install_error_handling(app)
+    assert ServiceError in app.exception_handlers
+    assert PlanError not in app.exception_handlers and InputError not in app.exception_handlers

@@ -258,11 +258,19 @@ class PlanGenerator:
             order = [{"expr": {"col": c}, "desc": False, "nulls_first": True} for c, _ in child.columns]
             fn = self.rng.choice([{"fn": "row_number", "args": []}, {"fn": "count", "args": []}])
             wf = self.name("wf")
+            function: dict[str, Any] = {"expr": fn, "as": wf}
+            x = self.col(child, "int")
+            if x is not None and self.rng.random() < 0.5:
+                # a framed running sum: the frame must survive the rewrite (issue 18: it once ran unbounded)
+                start = self.rng.choice(["1 preceding", "unbounded preceding", "current row"])
+                end = self.rng.choice(["current row", "1 following"])
+                frame = {"kind": "rows", "start": start, "end": end}
+                function = {"expr": {"fn": "sum", "args": [x]}, "as": wf, "frame": frame}
             plan = {
                 "op": "window",
                 "partition_by": [part],
                 "order_by": order,
-                "functions": [{"expr": fn, "as": wf}],
+                "functions": [function],
                 "input": child.plan,
             }
             names = [(c.rpartition(".")[2] + str(i), t) for i, (c, t) in enumerate(child.columns)]

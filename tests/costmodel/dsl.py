@@ -205,7 +205,8 @@ def table(columns: list[str] | dict[str, str], rows: float | None = None, **stat
 
 def run(plan: dict, tables: dict[str, dict], **options: Any) -> OptimizeResult:
     catalog = catalog_from_wire({"tables": tables})
-    return optimize(plan_from_wire(plan, catalog), catalog, options_from_wire(options or None))
+    opts = options_from_wire(options or None)
+    return optimize(plan_from_wire(plan, catalog, functions=opts.functions), catalog, opts)
 
 
 def after(result: OptimizeResult) -> str:

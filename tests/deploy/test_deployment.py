@@ -22,6 +22,7 @@ import pytest
 
 from service.settings import Settings
 from tests.deploy.compose import ROOT, compose, compose_variables, resolved, tool
+from tests.deploy.image_env import image_like_venv
 from tests.postgres import PostgresServer
 from tests.serving import free_port, wait_for_health
 
@@ -296,21 +297,13 @@ def test_image_files_install_and_serve_with_the_stacks_environment(stack, postgr
     """What the image runs, short of Docker: the project installed from the COPYed files only (not the
     checkout), started with the compose file's environment against a real PostgreSQL; it answers /healthz,
     /optimize with the token, the dashboard (packaged static files) and records history in PostgreSQL."""
-    import sys
     import time
 
     import httpx
 
     context = _image_context(tmp_path / "context")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
-    install = subprocess.run(
-        [venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", str(context)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert install.returncode == 0, install.stderr
+    # the project's declared dependencies only, found whether the suite runs in a virtualenv or not
+    venv = image_like_venv(tmp_path, context).parent
 
     env = dict(stack["services"]["pushdown"]["environment"])
     database = urlparse(env["PUSHDOWN_DATABASE_URL"])

@@ -58,7 +58,7 @@ def test_sigterm_lets_the_request_in_flight_finish_and_records_it(clean_env: dic
 def test_past_the_grace_period_the_process_exits_and_flushes_the_history(
     clean_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """A request still computing when the grace period ends: the process exits anyway (status 1, said in the log);
+    """A request still computing when the grace period ends: the process exits anyway (said in the log);
     the answers given before are in the database (queue mode: written after they left)."""
     env, url = env_for(clean_env, tmp_path, test_slow_s="60", shutdown_grace_s="1.5", history_durability="queue")
     running = start_service(env, SLOW_APP)
@@ -74,8 +74,8 @@ def test_past_the_grace_period_the_process_exits_and_flushes_the_history(
     output = running.stop(signal.SIGTERM)
     took = time.monotonic() - started
     thread.join(30)
-    assert 1.4 < took < 1.5 + 5 + 3, output  # the grace, at most the flush, and the process's exit
-    assert running.proc.returncode == 1 and "flushing the history" in output
+    assert 1.4 < took < 1.5 + 1 + 5 + 3, output  # the grace, the server's turn, at most the flush, the exit
+    assert running.proc.returncode in (-signal.SIGTERM, 1) and "flushing the history" in output
     assert isinstance(result[0], httpx.TransportError)  # the slow answer never left: nothing acknowledged
     store = HistoryStore.from_url(url)
     assert all(store.get(i) is not None for i in ids)

@@ -213,4 +213,13 @@ def test_sigterm_during_a_heavy_request_does_not_hang(tmp_path: Path) -> None:
     assert service.process.returncode is not None
     assert took < LIMIT_S + 10, f"shutdown took {took:.1f} s"
     assert result, "the client never heard back"
-    assert "Finished server process" in service.log_text()
+    assert "Shutting down" in service.log_text()
+
+
+def test_the_engine_checks_the_deadline_in_its_loops() -> None:
+    from costmodel import optimize_wire
+
+    request = hostile.small_request()
+    assert optimize_wire(request["plan"], request["catalog"], None)["plan"]  # no scope: no limit
+    with deadline_scope(-1), pytest.raises(DeadlineExceeded):
+        optimize_wire(request["plan"], request["catalog"], None)

@@ -18,14 +18,16 @@ def _no_pushdown_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name)
 
 
-def test_embedded_defaults() -> None:
+def test_embedded_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     s = Settings()
     assert s.api_token is None
     assert s.max_body_bytes == 10 * 1024 * 1024
     assert s.max_json_depth == 2500
     assert (s.host, s.port) == ("127.0.0.1", 8000)
-    assert s.data_dir == Path("data")
-    assert s.database_url == "sqlite:///data/pushdown.db"
+    # not the current directory: every command finds the same tables wherever it runs
+    assert s.data_dir == tmp_path / "share" / "pushdown"
+    assert s.database_url == f"sqlite:///{tmp_path}/share/pushdown/pushdown.db"
     assert s.spark_master == "local[*]"
 
 
@@ -61,3 +63,16 @@ def test_invalid_values_are_refused_at_start_up(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv(name, value)
     with pytest.raises(ValidationError):
         Settings()
+
+
+def test_a_dot_env_file_is_read_and_the_environment_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".env").write_text("PUSHDOWN_PORT=9100\nPUSHDOWN_API_TOKEN=from-file\nPOSTGRES_PASSWORD=other\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PUSHDOWN_API_TOKEN", "from-env")
+    s = Settings()
+    assert (s.port, s.api_token) == (9100, "from-env")
+
+
+def test_without_xdg_the_data_dir_is_under_the_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert Settings().data_dir == Path.home() / ".local" / "share" / "pushdown"

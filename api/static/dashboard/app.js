@@ -8,7 +8,7 @@
   const decFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
   const pctFmt = new Intl.NumberFormat("en-US", { style: "percent", minimumFractionDigits: 1, maximumFractionDigits: 1 });
 
-  const state = { filters: { pipeline: "", from: "", to: "" }, offset: 0, total: 0, charts: {} };
+  const state = { filters: { pipeline: "", task: "", from: "", to: "" }, offset: 0, total: 0, charts: {} };
   const $ = (sel, root) => (root || document).querySelector(sel);
 
   // ------------------------------------------------------------ formatting
@@ -109,7 +109,12 @@
 
   function readUrl() {
     const params = new URLSearchParams(window.location.search);
-    state.filters = { pipeline: params.get("pipeline") || "", from: params.get("from") || "", to: params.get("to") || "" };
+    state.filters = {
+      pipeline: params.get("pipeline") || "",
+      task: params.get("task") || "",
+      from: params.get("from") || "",
+      to: params.get("to") || "",
+    };
     writeUrl(params);
   }
 
@@ -124,6 +129,7 @@
 
   function syncFilterInputs() {
     $("#f-pipeline").value = state.filters.pipeline;
+    $("#f-task").value = state.filters.task;
     $("#f-from").value = state.filters.from;
     $("#f-to").value = state.filters.to;
   }
@@ -134,13 +140,19 @@
 
   function bindFilters() {
     const changed = () => {
-      state.filters = { pipeline: $("#f-pipeline").value, from: $("#f-from").value, to: $("#f-to").value };
+      state.filters = { pipeline: $("#f-pipeline").value, task: $("#f-task").value, from: $("#f-from").value, to: $("#f-to").value };
       state.offset = 0;
       document.querySelectorAll(".quick button").forEach((b) => b.classList.remove("active"));
       writeUrl();
       refresh();
     };
-    $("#f-pipeline").addEventListener("change", changed);
+    $("#f-pipeline").addEventListener("change", () => { $("#f-task").value = ""; changed(); });
+    $("#f-task").addEventListener("change", changed);
+    $("#find-id").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const id = $("#f-id").value.trim();
+      if (id) openDrill(id);
+    });
     $("#f-from").addEventListener("change", changed);
     $("#f-to").addEventListener("change", changed);
     document.querySelectorAll(".quick button").forEach((button) =>
@@ -173,6 +185,25 @@
     setField(
       "decisions",
       `${intFmt.format(totals.pushed)} pushed · ${intFmt.format(totals.kept)} kept · ${intFmt.format(totals.blocked)} blocked`
+    );
+  }
+
+  function renderTasks(byTask) {
+    // the tasks of the pipeline chosen (every pipeline's when none is)
+    const select = $("#f-task");
+    const current = state.filters.task;
+    select.replaceChildren(h("option", { value: "" }, "All tasks"));
+    const names = new Set(byTask.map((row) => row.task).filter((task) => task));
+    if (current) names.add(current);
+    for (const name of [...names].sort()) select.append(h("option", { value: name }, name));
+    select.value = current;
+  }
+
+  function queryCell(row) {
+    const tables = (row.tables || []).map((name) => h("span", { class: "chip" }, name));
+    return h("td", { class: "query" },
+      h("div", { class: "query-text", title: row.query || "" }, row.query || h("span", { class: "muted" }, "—")),
+      tables.length ? h("div", { class: "chips" }, ...tables) : null
     );
   }
 
@@ -300,7 +331,7 @@
     const body = $("#recent tbody");
     body.replaceChildren();
     if (!page.items.length) {
-      body.append(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No optimizations recorded in this range. POST /optimize with a context to see them here.")));
+      body.append(h("tr", {}, h("td", { colspan: 10, class: "muted" }, "No optimizations recorded in this range. POST /optimize with a context to see them here.")));
     }
     for (const row of page.items) {
       body.append(
@@ -309,6 +340,7 @@
           h("td", {}, row.pipeline ?? h("span", { class: "muted" }, "—")),
           h("td", {}, row.task ?? h("span", { class: "muted" }, "—")),
           h("td", {}, row.run ?? h("span", { class: "muted" }, "—")),
+          queryCell(row),
           h("td", {}, badge("form", row.input_form)),
           h("td", { class: "num" }, num(row.cost_before)),
           h("td", { class: "num" }, num(row.cost_after)),
@@ -338,6 +370,7 @@
       const savings = await api("/api/savings", state.filters);
       showBanner("");
       renderPipelines(savings.pipelines);
+      renderTasks(savings.by_task || []);
       renderCards(savings.totals);
       renderCharts(savings);
       await loadRecent();
@@ -451,6 +484,8 @@
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Decision log"), h("span", { class: "hint" }, "pushed when 1 − r ≤ p · r1 (p: share removed by the filter; r: rows out / rows in; r1: operator cost / filter cost per row)")), h("div", { class: "table-wrap" }, decisionTable(response.decisions || []))),
         h("article", { class: "panel" }, h("header", {}, h("h3", {}, "Estimates"), h("span", { class: "hint" }, "selectivity = share of rows kept")), h("div", { class: "table-wrap" }, estimateTable(response.estimates || []))),
       ];
+      // estimated against actual rows, and the task's q-error over runs (feedback.js)
+      if (window.PushdownFeedback) sections.splice(3, 0, ...window.PushdownFeedback.drillPanels(record));
       const original = record.request.sql || null;
       if (original || response.sql) {
         sections.push(h("section", { class: "trees" },
@@ -463,6 +498,7 @@
             h("pre", { class: "code" }, JSON.stringify(record.request, null, 2)),
             h("pre", { class: "code" }, JSON.stringify(response, null, 2))))));
       $("#drill-content").replaceChildren(...sections);
+      if (window.PushdownFeedback) await window.PushdownFeedback.afterDrill(record);
       $("#drill").hidden = false;
       $("#drill").scrollTop = 0;
       document.body.dataset.drill = id;
@@ -514,5 +550,6 @@
     refresh().then(route);
   }
 
+  window.PushdownDashboard = { h, num, badge, api, chart, COLORS };
   start();
 })();

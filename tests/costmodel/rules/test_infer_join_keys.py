@@ -66,9 +66,9 @@ def test_cost_mode_skips_an_inferred_filter_that_does_not_pay():
 
 
 def test_derived_predicates_are_capped(monkeypatch):
-    import costmodel.optimizer
+    import costmodel.passes.infer
 
     plan = filter_(join(scan("l"), scan("r"), c("l.k") == c("r.k")), and_(c("l.k") > 5, c("l.k") < 9))
     assert sum(d["reason"] == "inferred_from_join_keys" for d in run(plan, T, mode="always").decisions) == 2
-    monkeypatch.setattr(costmodel.optimizer, "MAX_DERIVED", 1)
+    monkeypatch.setattr(costmodel.passes.infer, "MAX_DERIVED", 1)
     assert sum(d["reason"] == "inferred_from_join_keys" for d in run(plan, T, mode="always").decisions) == 1

@@ -26,9 +26,7 @@ REFUSED: dict[str, str] = {
 
 #: Queries the adapter translates but the engine on this branch does not yet carry through (strict xfail:
 #: the day the engine keeps them, the test says so).
-ENGINE_PENDING: dict[str, str] = {
-    "33_window_frame": "the engine drops a window function's explicit frame (costmodel window frames)",
-}
+ENGINE_PENDING: dict[str, str] = {}
 
 
 def corpus() -> dict[str, str]:

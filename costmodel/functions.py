@@ -1,0 +1,113 @@
+"""Which functions the engine knows, and the ones a request declares.
+
+A function the engine does not know (``{"fn": "my_udf"}``, or ``my_udf(x)`` in
+SQL) is opaque: it may be non-deterministic, it may fail, and its cost is
+unknown. Such a call is never moved where that could change the result (it
+stays where the query put it, and so does every conjunct after it), and each
+decision says why (``unknown_function``). A request lifts that by declaring
+the function::
+
+    "functions": {"my_udf": {"cost": 500, "deterministic": true, "may_fail": false}}
+
+Names are matched case-insensitively, as SQL does. Example::
+
+    >>> decls = functions_from_wire({"My_UDF": {"cost": 5}}, "$.functions")
+    >>> decls["my_udf"]
+    FunctionDecl(cost=5.0, deterministic=True, may_fail=False)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from costmodel.errors import PlanError
+from costmodel.expr import (
+    AGGREGATES,
+    ARITHMETIC,
+    BOOLEAN,
+    COMPARISONS,
+    LIKES,
+    NONDETERMINISTIC,
+    RAISING,
+    REGEXES,
+    WINDOW_ONLY,
+)
+from costmodel.strict import check_keys
+
+#: Deterministic scalar functions the engine knows and treats as not failing (Spark and DuckDB built-ins).
+KNOWN_SCALARS = frozenset(
+    {
+        "abs", "acos", "add_months", "ascii", "asin", "atan", "atan2", "bit_length", "btrim", "cbrt", "ceil",
+        "ceiling", "char_length", "character_length", "coalesce", "concat", "concat_ws", "contains", "cos",
+        "current_date", "current_timestamp", "current_user", "date_add", "date_diff", "date_format", "date_part",
+        "date_sub", "date_trunc", "datediff", "day", "dayofmonth", "dayofweek", "dayofyear", "degrees", "ends_with",
+        "endswith", "exp", "extract", "floor", "greatest", "hash", "hour", "if", "ifnull", "iff", "initcap",
+        "instr", "is_not_true", "is_true", "is_false", "is_not_false", "isnan", "isnull", "isnotnull", "last_day",
+        "lcase", "least", "left", "len", "length", "ln", "locate", "log", "log10", "log2", "lower", "lpad", "ltrim",
+        "md5", "minute", "month", "months_between", "nanvl", "not_like", "nullif", "nvl", "nvl2", "octet_length",
+        "pi", "position", "pow", "power", "quarter", "radians", "repeat", "replace", "reverse", "right", "round",
+        "rpad", "rtrim", "second", "sha1", "sha2", "sign", "signum", "sin", "soundex", "space", "split_part",
+        "sqrt", "starts_with", "startswith", "strpos", "substr", "substring", "tan", "trim", "trunc", "try_cast",
+        "ucase", "upper", "week", "weekofyear", "year", "struct", "named_struct", "array", "map", "size",
+        "array_contains", "array_size", "cardinality", "typeof", "case", "cast", "in", "between", "is_null",
+        "is_not_null",
+    }
+)  # fmt: skip
+
+#: Every function name the engine knows; any other is opaque unless declared.
+KNOWN_FUNCTIONS = (
+    KNOWN_SCALARS
+    | COMPARISONS
+    | ARITHMETIC
+    | BOOLEAN
+    | LIKES
+    | REGEXES
+    | AGGREGATES
+    | WINDOW_ONLY
+    | NONDETERMINISTIC
+    | RAISING
+    | {"udf"}
+)
+
+_DECL_KEYS = frozenset({"cost", "deterministic", "may_fail"})
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDecl:
+    """What a caller declares about a function: per-row cost (a comparison is 1), determinism, failure."""
+
+    cost: float | None = None
+    deterministic: bool = True
+    may_fail: bool = False
+
+
+def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
+    """Read ``{"name": {"cost", "deterministic", "may_fail"}}``; names are lower-cased."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise PlanError("invalid_options", "functions must be an object keyed by function name", path)
+    out: dict[str, FunctionDecl] = {}
+    for name, decl in raw.items():
+        fpath = f"{path}.{name}"
+        if not name:
+            raise PlanError("invalid_options", "a function name must not be empty", fpath)
+        if not isinstance(decl, dict):
+            raise PlanError("invalid_options", 'a declaration is {"cost", "deterministic", "may_fail"}', fpath)
+        check_keys(decl, _DECL_KEYS, fpath, "invalid_options")
+        cost = decl.get("cost")
+        if cost is not None and (
+            isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0
+        ):
+            raise PlanError("invalid_options", "cost must be a non-negative number", f"{fpath}.cost")
+        for flag in ("deterministic", "may_fail"):
+            if flag in decl and not isinstance(decl[flag], bool):
+                raise PlanError("invalid_options", f"{flag} must be true or false", f"{fpath}.{flag}")
+        if name.lower() in KNOWN_FUNCTIONS - KNOWN_SCALARS - NONDETERMINISTIC - RAISING and name.lower() != "udf":
+            raise PlanError("invalid_options", f"{name!r} is an operator or aggregate the engine knows", fpath)
+        out[name.lower()] = FunctionDecl(
+            None if cost is None else float(cost), decl.get("deterministic", True), decl.get("may_fail", False)
+        )
+    return out

@@ -1,0 +1,119 @@
+"""``join`` (inner, left, right, full, semi, anti, cross): ``on`` is its condition; ``null_aware`` marks NOT IN."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from costmodel.errors import PlanError
+from costmodel.expr import Column, Expr
+from costmodel.joins import JOIN_TYPES
+from costmodel.kinds.join_rows import estimate_join
+from costmodel.kinds.registry import OperatorKind, register
+from costmodel.plan import Field, Join, Node, output_fields
+from costmodel.render import to_sql
+from costmodel.rules.infer_join_keys import column_pairs
+from costmodel.rules.join import push_through_join
+from costmodel.wire.names import Namer
+from costmodel.wire.write import expr_to_wire
+
+if TYPE_CHECKING:
+    from costmodel.wire.read import Binder
+
+
+def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
+    left = b.child(raw, "left", path, depth)
+    right = b.child(raw, "right", path, depth)
+    jtype = str(raw.get("type", "inner")).lower()
+    if jtype not in JOIN_TYPES:
+        raise PlanError("invalid_node", f"unknown join type {jtype!r}", f"{path}.type", {"known": list(JOIN_TYPES)})
+    on_raw = raw.get("on")
+    on = None
+    if on_raw is not None:
+        on = b.expr(on_raw, output_fields(left) + output_fields(right), f"{path}.on", depth + 1)
+    null_aware = raw.get("null_aware", False)
+    if not isinstance(null_aware, bool):
+        raise PlanError("invalid_node", "null_aware must be true or false", f"{path}.null_aware")
+    return Join(nid, jtype, on, left, right, null_aware)
+
+
+def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "op": "join",
+        "id": node.id,
+        "type": node.type,
+        "on": expr_to_wire(node.on, namer) if node.on is not None else None,
+    }
+    if node.null_aware:
+        out["null_aware"] = True
+    out["left"] = write_child(node.left)
+    out["right"] = write_child(node.right)
+    return out
+
+
+def _describe(node: Any, namer: Namer) -> str:
+    on = f" {to_sql(node.on, namer)}" if node.on is not None else ""
+    aware = " (null-aware)" if node.null_aware else ""
+    return f"{node.type.capitalize()} Join{aware}:{on}"
+
+
+def _children(node: Any) -> tuple[Node, ...]:
+    return (node.left, node.right)
+
+
+def _with_children(node: Any, kids: Sequence[Node]) -> Node:
+    if kids[0] is node.left and kids[1] is node.right:
+        return node
+    return replace(node, left=kids[0], right=kids[1])
+
+
+def _fields(node: Any) -> tuple[Field, ...]:
+    left = output_fields(node.left)
+    return left + output_fields(node.right) if JOIN_TYPES[node.type].emits_right else left
+
+
+def _scope(node: Any) -> tuple[Field, ...]:
+    return output_fields(node.left) + output_fields(node.right)
+
+
+def _expressions(node: Any) -> list[Expr]:
+    return [node.on] if node.on is not None else []
+
+
+def _key_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
+    """Inner joins hold their key equalities on every row; only a preserved side's rows keep their values."""
+    jtype = JOIN_TYPES[node.type]
+    sides = (node.left, node.right)
+    return (column_pairs(node) if jtype.keys_hold_on_output else []), tuple(sides[i] for i in jtype.passes_rows_of)
+
+
+def _null_supplying(node: Any, null_supplying: bool) -> tuple[bool, ...]:
+    padded = JOIN_TYPES[node.type].null_supplied
+    return (null_supplying or 0 in padded, null_supplying or 1 in padded)
+
+
+KIND = register(
+    OperatorKind(
+        name="join",
+        node_type=Join,
+        ops=("join",),
+        wire_keys=frozenset({"type", "on", "null_aware", "left", "right"}),
+        default_k=4.0,
+        children=_children,
+        with_children=_with_children,
+        output_fields=_fields,
+        scope=_scope,
+        expressions=_expressions,
+        label=lambda node: "join",
+        read=_read,
+        write=_write,
+        describe=_describe,
+        push_through=push_through_join,
+        estimate=estimate_join,
+        key_equalities=_key_equalities,
+        null_supplying=_null_supplying,
+        index_join_through=False,
+        renames_columns=False,
+    )
+)

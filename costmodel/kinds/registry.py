@@ -1,0 +1,115 @@
+"""The operator-kind registry: every behaviour of an operator kind, in one record per kind.
+
+A kind's module (``costmodel/kinds/<kind>.py``) builds one ``OperatorKind``
+and registers it; the engine's generic code (plan walks, the wire reader and
+writer, EXPLAIN, legality, the cost model, join-key inference, scan access)
+asks the registry instead of switching on node classes. Every hook is a
+required field, so a kind cannot be registered with one missing, and a node
+whose kind is not registered raises ``UnknownKind`` instead of falling to a
+default. docs/operator-kinds.md shows how to add one.
+
+This module imports nothing from the engine at run time, so the modules that
+consult it (``costmodel.plan`` included) and the kinds that fill it never form
+an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from costmodel.cost import CostModel, RowEstimate
+    from costmodel.expr import Column, Expr
+    from costmodel.plan import Field, Node
+    from costmodel.rules import Outcome
+    from costmodel.wire.names import Namer
+    from costmodel.wire.read import Binder
+
+#: ``output_fields`` of a kind whose rows have exactly its (first) input's columns.
+SAME_AS_INPUT: Literal["same_as_input"] = "same_as_input"
+
+
+class UnknownKind(TypeError):
+    """A node whose class no registered kind claims: a bug, never a default."""
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorKind:
+    """Everything the engine needs to know about one kind of plan node."""
+
+    #: the kind's name: its key in ``options.operator_costs`` and in docs
+    name: str
+    node_type: type
+    #: wire ``op`` names this kind reads (``union``, ``intersect`` and ``except`` share one kind)
+    ops: tuple[str, ...]
+    #: wire keys a node of this kind may carry besides ``op`` and ``id``
+    wire_keys: frozenset[str]
+    #: per-row cost constant k, relative to one plain comparison (docs/cost-model.md)
+    default_k: float
+    # ---- shape
+    children: Callable[[Node], tuple[Node, ...]]
+    with_children: Callable[[Node, Sequence[Node]], Node]
+    #: the columns it emits, or SAME_AS_INPUT
+    output_fields: Callable[[Node], tuple[Field, ...]] | Literal["same_as_input"]
+    #: the columns its own expressions are resolved against
+    scope: Callable[[Node], tuple[Field, ...]]
+    #: every expression it holds
+    expressions: Callable[[Node], list[Expr]]
+    #: the name shown for it in cost tables (a set operation shows which one)
+    label: Callable[[Node], str]
+    # ---- wire and rendering
+    read: Callable[[Binder, dict[str, Any], str, int, str], Node]
+    write: Callable[[Node, Namer, Callable[[Node], dict[str, Any]]], dict[str, Any]]
+    describe: Callable[[Node, Namer], str]
+    # ---- legality, estimate, inference, scan access
+    #: where a predicate on its output may go instead (``costmodel.rules``)
+    push_through: Callable[[Expr, Node], Outcome]
+    #: rows, NDVs and cost, given its inputs' estimates
+    estimate: Callable[[CostModel, Node, list[RowEstimate], tuple[float, ...]], RowEstimate]
+    #: column equalities that hold on every row it emits, and the inputs whose equalities still hold
+    key_equalities: Callable[[Node], tuple[list[tuple[Column, Column]], tuple[Node, ...]]]
+    #: per input: are that input's rows possibly NULL-padded above, given whether this node's are
+    null_supplying: Callable[[Node, bool], tuple[bool, ...]]
+    #: an index on the scan under it can still serve a join reading it (it keeps the scan's rows as they are)
+    index_join_through: bool
+    #: it renames or recomputes columns, so a correlated subquery's outer references would need rewriting below it
+    renames_columns: bool
+
+
+_BY_TYPE: dict[type, OperatorKind] = {}
+_BY_OP: dict[str, OperatorKind] = {}
+_BY_NAME: dict[str, OperatorKind] = {}
+
+
+def register(kind: OperatorKind) -> OperatorKind:
+    """Add ``kind``; a second kind claiming the same class, op or name is a bug."""
+    if kind.node_type in _BY_TYPE or kind.name in _BY_NAME or any(op in _BY_OP for op in kind.ops):
+        raise ValueError(f"operator kind {kind.name!r} is registered twice")
+    _BY_TYPE[kind.node_type] = kind
+    _BY_NAME[kind.name] = kind
+    for op in kind.ops:
+        _BY_OP[op] = kind
+    return kind
+
+
+def kind_of(node: object) -> OperatorKind:
+    """The kind of ``node``; raises ``UnknownKind`` for a class no kind claims."""
+    kind = _BY_TYPE.get(type(node))
+    if kind is None:
+        raise UnknownKind(f"no operator kind is registered for {type(node).__name__}")
+    return kind
+
+
+def kind_for_op(op: str) -> OperatorKind | None:
+    """The kind reading wire ``op``, or None when no kind does."""
+    return _BY_OP.get(op)
+
+
+def all_kinds() -> tuple[OperatorKind, ...]:
+    return tuple(_BY_NAME.values())
+
+
+def wire_ops() -> tuple[str, ...]:
+    return tuple(_BY_OP)

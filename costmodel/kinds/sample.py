@@ -1,0 +1,118 @@
+"""``sample``: a Bernoulli sample (``TABLESAMPLE (10 PERCENT)``): each row kept with probability ``fraction``.
+
+    Filter: a > 1                          Sample: fraction=0.1 method=bernoulli
+      Sample: fraction=0.1 method=...  ->    Filter: a > 1
+
+Each row is kept or dropped independently of every other row, so filtering
+before or after the sample yields the same distribution of results: a
+deterministic predicate may pass below it (for one seed the rows kept differ,
+as they would after any change of plan). The sample keeps ``fraction`` of the
+rows it receives. A block (``system``) sample keeps whole blocks, whose make-up
+a filter below would change: predicates stay above it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from costmodel.errors import PlanError
+from costmodel.expr import Expr
+from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, register
+from costmodel.kinds.shape import (
+    input_scope,
+    no_expressions,
+    pass_equalities,
+    same_null_supplying,
+    unary_children,
+    unary_with_children,
+)
+from costmodel.plan import Node
+from costmodel.reasons import Reason
+from costmodel.rules import Blocked, Crossing, Outcome
+from costmodel.wire.names import Namer
+
+if TYPE_CHECKING:
+    from costmodel.cost import CostModel, RowEstimate
+    from costmodel.wire.read import Binder
+
+METHODS = ("bernoulli", "system")
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    id: str
+    fraction: float
+    method: str
+    seed: int | None
+    input: Node
+
+
+def push_through_sample(predicate: Expr, node: Sample) -> Outcome:
+    if node.method != "bernoulli":
+        return Blocked(Reason.BLOCK_SAMPLE, "a block sample keeps whole blocks; a filter below changes what they hold")
+    return [Crossing(0, predicate)]
+
+
+def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
+    child = b.child(raw, "input", path, depth)
+    fraction = raw.get("fraction")
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1:
+        raise PlanError("invalid_node", "fraction must be a number in (0, 1]", f"{path}.fraction")
+    method = raw.get("method", "bernoulli")
+    if method not in METHODS:
+        raise PlanError(
+            "invalid_node", "method must be bernoulli or system", f"{path}.method", {"known": list(METHODS)}
+        )
+    seed = raw.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise PlanError("invalid_node", "seed must be an integer", f"{path}.seed")
+    return Sample(nid, float(fraction), method, seed, child)  # type: ignore[return-value]
+
+
+def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"op": "sample", "id": node.id, "fraction": node.fraction, "method": node.method}
+    if node.seed is not None:
+        out["seed"] = node.seed
+    out["input"] = write_child(node.input)
+    return out
+
+
+def _describe(node: Any, namer: Namer) -> str:
+    seed = f" seed={node.seed}" if node.seed is not None else ""
+    return f"Sample: fraction={node.fraction:g} method={node.method}{seed}"
+
+
+def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+    """``fraction`` of the rows; below it, the rows a join sees are sampled too."""
+    child = kids[0]
+    out = inputs[0] * node.fraction
+    ndv = {cid: min(value, max(out, 1.0)) for cid, value in child.ndv.items()}
+    base = (child.base_rows * node.fraction, child.base_ndv)
+    return model.make(node, inputs, out, model.options.k("sample"), ndv, 0.0, base)
+
+
+KIND = register(
+    OperatorKind(
+        name="sample",
+        node_type=Sample,
+        ops=("sample",),
+        wire_keys=frozenset({"fraction", "method", "seed", "input"}),
+        default_k=1.0,
+        children=unary_children,
+        with_children=unary_with_children,
+        output_fields=SAME_AS_INPUT,
+        scope=input_scope,
+        expressions=no_expressions,
+        label=lambda node: "sample",
+        read=_read,
+        write=_write,
+        describe=_describe,
+        push_through=push_through_sample,  # type: ignore[arg-type]
+        estimate=_estimate,
+        key_equalities=pass_equalities,
+        null_supplying=same_null_supplying,
+        index_join_through=False,
+        renames_columns=False,
+    )
+)

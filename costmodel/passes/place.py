@@ -1,0 +1,54 @@
+"""Pass 5, placement by cost: each predicate goes to the legal position where the whole plan costs least.
+
+Mode ``always`` takes the deepest legal position (rule-based pushdown), mode
+``never`` leaves every predicate where it was; see ``costmodel.placement`` for
+the search. Past WORK_BUDGET conjunct estimations the remaining predicates are
+placed by rule, with a warning.
+"""
+
+from __future__ import annotations
+
+from costmodel.cost import CostModel
+from costmodel.passes.work import Work
+from costmodel.placement import ABOVE, ON, SCAN, Built, Materializer, Position, place
+from costmodel.plan import Filter
+
+#: conjunct estimations placement may spend before it places the rest by rule (deepest legal)
+WORK_BUDGET = 400_000
+
+
+def placement(work: Work) -> None:
+    model = work.model
+    work.absent, work.fallback_from = place(
+        work.preds,
+        work.options.mode,
+        Materializer(work.require_skeleton()),
+        model.total,
+        lambda: model.work > WORK_BUDGET,
+        lambda pos, built: _free_pass(model, pos, built),
+    )
+
+
+def _free_pass(model: CostModel, pos: Position, built: Built) -> bool:
+    """The benefit model's cases r >= 1: below an operator that does not shrink the rows the
+    predicate would see (project, sort, union, a cross or expanding join, a scan's own filters),
+    1 - r <= 0 <= p * r1, so going below pays whenever the predicate costs the same there."""
+    below = pos.below[0]
+    if pos.kind != ABOVE or below.kind == ON:
+        return False
+    if model.predicate_cost(pos.form) != model.predicate_cost(below.form):
+        return False
+    if below.kind == SCAN:
+        return True
+    if isinstance(pos.node, Filter):
+        return False
+    # r as the operator stands now: predicates placed before this one may already filter its inputs
+    node = built.tops.get(pos.node.id)
+    while isinstance(node, Filter) and node.id != pos.node.id:
+        node = node.input
+    if node is None:
+        return False
+    row = model.node_cost(node)
+    side = pos.entered_child() or 0
+    rows_in = row.inputs[side] if side < len(row.inputs) else row.rows_in
+    return rows_in > 0 and row.rows_out >= rows_in * (1 - 1e-9)

@@ -1,0 +1,171 @@
+"""After the passes: the decision log with the benefit model's numbers, estimates, warnings, cost tables.
+
+An operator's r describes the operator alone, so it is read off the plan as
+written, where no moved predicate has been merged into it yet; operators only
+the rewrite has fall back to the rewritten plan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from costmodel.cost import CostModel, NodeCost
+from costmodel.kinds.registry import kind_of
+from costmodel.options import Options
+from costmodel.passes.work import Work
+from costmodel.placement import ON, SCAN, Position, Pred
+from costmodel.plan import Filter, Join
+from costmodel.reasons import Reason
+from costmodel.render import to_sql
+from costmodel.result import OptimizeResult
+
+
+def report(work: Work, before: list[NodeCost]) -> OptimizeResult:
+    """The result of the passes in ``work``; ``before`` is the cost table of the plan as written."""
+    model, options, preds = work.model, work.options, work.preds
+    assert work.final is not None and work.scan_access is not None, "rewrite runs first"
+    after = model.table(work.final)
+    reporter = Reporter(model, {**{c.id: c for c in after}, **{c.id: c for c in before}}, options)
+    decisions = list(work.fixed)
+    estimates: list[dict[str, Any]] = []
+    for pred in preds:
+        costed = work.fallback_from is None or pred.index < work.fallback_from
+        decisions.extend(reporter.decisions(pred, options.mode, work.absent.get(pred.index), costed))
+        estimate = model.estimator.estimate(pred.form)
+        entry = {"predicate": to_sql(pred.form), **estimate.to_wire()}
+        if pred.kind == "derived":
+            entry["derived"] = pred.derived_reason
+        estimates.append(entry)
+    decisions.extend(work.scan_access.decisions)
+    warnings = list(model.warnings)
+    if work.fallback_from is not None:
+        warnings.append(
+            f"the plan has too many predicates to cost them all: {len(preds) - work.fallback_from} of {len(preds)} "
+            "were placed as deep as legal without costing"
+        )
+    for rewrite in work.rewrites:
+        if rewrite["rule"] == "never_true":
+            warnings.append(f"{rewrite['predicate']} is never true: the query returns no rows")
+    return OptimizeResult(
+        work.final,
+        work.plan,
+        decisions,
+        estimates,
+        before,
+        after,
+        work.rewrites,
+        warnings,
+        model.estimator.estimate,
+        [r.to_wire() for r in work.scan_access.reports],
+    )
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else 1.0
+
+
+class Reporter:
+    """The decision log: per predicate, per operator on its way down, the benefit model's numbers."""
+
+    def __init__(self, model: CostModel, after: dict[str, NodeCost], options: Options):
+        self.model = model
+        self.after = after
+        self.options = options
+
+    def numbers(self, pos: Position, side: int | None) -> dict[str, Any]:
+        node = pos.node
+        row = self.after.get(node.id)
+        est = self.model.estimator.estimate(pos.form)
+        s = est.selectivity
+        c = self.model.predicate_cost(pos.form)
+        if row is None:
+            return {}
+        # a filter's k is its predicates' short-circuit cost; every set operation costs as a union
+        k = row.k if isinstance(node, Filter) else self.options.k(kind_of(node).name)
+        rows_in = row.inputs[side] if side is not None and side < len(row.inputs) else row.rows_in
+        r = _ratio(row.rows_out, rows_in)
+        p = 1 - s
+        r1 = k / c if c > 0 else float("inf")
+        out = {
+            "p": round(p, 6),
+            "r": round(r, 6),
+            "r1": round(r1, 6),
+            "lhs": round(1 - r, 6),
+            "rhs": round(p * r1, 6),
+            "selectivity": round(s, 6),
+            "interval": [round(est.low, 6), round(est.high, 6)],
+            "source": est.source,
+        }
+        # p ranges over [1 - high, 1 - low]: if the inequality holds at one end and not the other,
+        # the estimate cannot settle this decision
+        holds_low = 1 - r <= (1 - est.high) * r1 + 1e-12
+        holds_high = 1 - r <= (1 - est.low) * r1 + 1e-12
+        if holds_low != holds_high:
+            out["uncertain"] = True
+        if pos.cost_here is not None:
+            out["cost_if_kept"] = round(pos.cost_here, 4)
+        if pos.best_below is not None:
+            out["cost_if_pushed"] = round(pos.best_below, 4)
+        return out
+
+    def decisions(self, pred: Pred, mode: str, absent_cost: float | None, costed: bool = True) -> list[dict[str, Any]]:
+        text = to_sql(pred.form)
+        out: list[dict[str, Any]] = []
+        in_cut = {id(p) for p in pred.cut}
+
+        def on_path(pos: Position) -> bool:
+            return id(pos) in in_cut or any(on_path(b) for b in pos.below)
+
+        if pred.kind == "derived":
+            entry = {
+                "predicate": text,
+                "operator": pred.via,
+                "action": "pushed" if pred.cut else "kept",
+                "reason": pred.derived_reason if pred.cut else Reason.DERIVED_NOT_BENEFICIAL,
+            }
+            if absent_cost is not None:
+                entry["cost_without"] = round(absent_cost, 4)
+            out.append(entry)
+            if not pred.cut:
+                return out
+
+        def visit(pos: Position) -> None:
+            if pos.kind == SCAN or pos.form_from_where:
+                return
+            side = pos.entered_child() if isinstance(pos.node, Join) else None
+            entry: dict[str, Any] = {"predicate": to_sql(pos.form), "operator": pos.node.id}
+            if id(pos) in in_cut:
+                if pos.stop is not None:
+                    entry.update(action="blocked", reason=pos.stop.reason, detail=pos.stop.detail)
+                    out.append(entry)
+                    return
+                if not pos.below:
+                    return
+                entry.update(action="kept", reason=Reason.MODE_NEVER if mode == "never" else Reason.NOT_BENEFICIAL)
+                entry.update(self.numbers(pos, side))
+                out.append(entry)
+                return
+            numbers = self.numbers(pos, side)
+            if pos.below and pos.below[0].kind == ON and pos.below[0].form_from_where:
+                reason = Reason.INTO_JOIN_CONDITION
+            elif mode == "always":
+                reason = Reason.MODE_ALWAYS
+            elif not costed:
+                reason = Reason.NOT_COSTED
+            elif pos.below and pos.below[0].kind == SCAN:
+                reason = Reason.INTO_SCAN
+            else:
+                reason = (
+                    Reason.BENEFICIAL
+                    if numbers.get("lhs", 0) <= numbers.get("rhs", 0) + 1e-12
+                    else Reason.LOWER_TOTAL_COST
+                )
+            entry.update(action="pushed", reason=reason)
+            entry.update(numbers)
+            out.append(entry)
+            for child in pos.below:
+                if on_path(child):
+                    visit(child)
+
+        visit(pred.root)
+        return out

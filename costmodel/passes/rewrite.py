@@ -1,0 +1,50 @@
+"""Pass 6, rewrite: build the plan the placements describe, then scan-level access (pruning, indexes).
+
+A filter standing where a query's filter stood keeps that filter's id; a new
+one gets a fresh id (``f1``, ``f2``, ...). Mode ``never`` returns the plan as
+written and reports only facts (a never-true predicate), no rewrites.
+"""
+
+from __future__ import annotations
+
+from costmodel.passes.work import Work
+from costmodel.placement import ABOVE, Materializer, Pred, placements_of
+from costmodel.plan import IdAllocator, Node, walk_plan
+from costmodel.scan_access import ScanAccess
+
+
+def rewrite(work: Work) -> None:
+    work.scan_access = ScanAccess(work.catalog, work.model)
+    if work.options.mode == "never":
+        work.final = work.plan
+        # report, do not rewrite: only the facts a caller should hear about stay
+        work.rewrites[:] = [r for r in work.rewrites if r["rule"] == "never_true"]
+        return
+    skeleton = work.require_skeleton()
+    ids = _assign_filter_ids(work.preds, skeleton)
+    work.final = Materializer(skeleton).build(placements_of(work.preds), ids).root
+    if work.options.scan_pushdown:
+        work.final = work.scan_access.apply(work.final)
+
+
+def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
+    taken = {node.id for node in walk_plan(skeleton)}
+    allocator = IdAllocator(taken)
+    ids: dict[str, str] = {}
+    groups: dict[str, list[Pred]] = {}
+    for pred in preds:
+        for pos in pred.cut:
+            if pos.kind == ABOVE:
+                groups.setdefault(pos.node.id, []).append(pred)
+    for node in walk_plan(skeleton):
+        group = groups.get(node.id)
+        if not group:
+            continue
+        for pred in sorted(group, key=lambda p: p.index):
+            if pred.origin_filter and pred.origin_filter not in allocator.taken:
+                ids[node.id] = pred.origin_filter
+                allocator.taken.add(pred.origin_filter)
+                break
+        else:
+            ids[node.id] = allocator.new()
+    return ids

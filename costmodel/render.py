@@ -1,0 +1,120 @@
+"""Expressions as SQL-like text, for decisions and EXPLAIN: ``c.name LIKE 'A%'``.
+
+Example::
+
+    >>> from costmodel.expr import Call, Column, Literal
+    >>> to_sql(Call(">", (Column("a"), Literal(1, "int"))))
+    'a > 1'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Column, Expr, Literal, Subquery
+
+#: Operator precedence for rendering (higher binds tighter).
+_PRECEDENCE = {
+    "or": 1,
+    "and": 2,
+    "not": 3,
+    "=": 4,
+    "!=": 4,
+    "<>": 4,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "<=>": 4,
+    "like": 4,
+    "ilike": 4,
+    "rlike": 4,
+    "in": 4,
+    "between": 4,
+    "is_null": 4,
+    "is_not_null": 4,
+    "+": 5,
+    "-": 5,
+    "*": 6,
+    "/": 6,
+    "%": 6,
+    "div": 6,
+    "mod": 6,
+}
+
+
+def _literal_sql(lit: Literal) -> str:
+    value = lit.value
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        escaped = value.replace("'", "''")
+        if lit.type in ("date", "timestamp"):
+            return f"{lit.type.upper()} '{escaped}'"
+        return f"'{escaped}'"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
+    """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
+    return _render(expr, name_of or (lambda c: c.name), 0)
+
+
+def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> str:
+    if isinstance(expr, Column):
+        return name_of(expr)
+    if isinstance(expr, Literal):
+        return _literal_sql(expr)
+    if isinstance(expr, Subquery):
+        inner = f"({expr.kind} subquery #{expr.plan.id})"
+        if expr.kind == "exists":
+            return f"EXISTS {inner}"
+        if expr.kind == "in":
+            return f"{_render(expr.args[0], name_of, 5)} IN {inner}"
+        return inner
+    fn = expr.fn
+    args = expr.args
+    prec = _PRECEDENCE.get(fn, 10)
+
+    def r(arg: Expr, p: int = prec + 1) -> str:
+        return _render(arg, name_of, p)
+
+    if fn in ("and", "or"):
+        text = f" {fn.upper()} ".join(r(a, prec) for a in args)
+    elif fn == "not":
+        text = f"NOT {r(args[0])}"
+    elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
+        op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
+        text = f"{r(args[0], prec)} {op} {r(args[1])}"
+    elif fn == "neg":
+        text = f"-{r(args[0])}"
+    elif fn in LIKES or fn in ("rlike", "regexp"):
+        text = f"{r(args[0])} {fn.upper().replace('_', ' ')} {r(args[1])}"
+    elif fn == "in":
+        text = f"{r(args[0])} IN ({', '.join(r(a, 0) for a in args[1:])})"
+    elif fn == "between":
+        text = f"{r(args[0])} BETWEEN {r(args[1])} AND {r(args[2])}"
+    elif fn == "is_null":
+        text = f"{r(args[0])} IS NULL"
+    elif fn == "is_not_null":
+        text = f"{r(args[0])} IS NOT NULL"
+    elif fn == "cast":
+        return f"CAST({r(args[0], 0)} AS {expr.type})"
+    elif fn == "case":
+        parts = ["CASE"]
+        pairs = len(args) // 2
+        for i in range(pairs):
+            parts.append(f"WHEN {r(args[2 * i], 0)} THEN {r(args[2 * i + 1], 0)}")
+        if len(args) % 2:
+            parts.append(f"ELSE {r(args[-1], 0)}")
+        parts.append("END")
+        return " ".join(parts)
+    elif fn == "udf":
+        return f"{expr.name}({', '.join(r(a, 0) for a in args)})"
+    else:
+        inner = ", ".join(r(a, 0) for a in args) if args else ("*" if fn == "count" else "")
+        prefix = "DISTINCT " if expr.distinct else ""
+        return f"{fn}({prefix}{inner})"
+    return f"({text})" if prec < parent_prec else text

@@ -1,0 +1,267 @@
+"""One line per predicate: where it ended up and why, built from an answer's decision log.
+
+The engine logs a matrix: one row per (predicate, operator) it considered. People read
+per predicate, the way other engines show ``PushedFilters``: the final position, the
+scans it reached, whether it was inferred, the one reason it stopped, and every
+comparison that decided a step, with its labelled terms. This module builds that view
+from the answer alone (``decisions`` and ``explain.before``), so the HTTP answer and
+``pushdown explain`` say the same.
+
+Which comparison decided a step (see costmodel/placement.py):
+
+- ``cost``: the step was costed, both plan totals are logged: pushed when
+  ``cost if pushed <= cost if kept``, kept otherwise.
+- ``benefit``: not costed (a free pass: the operator does not shrink its input, so
+  ``1 - r <= 0 <= p·r1``): pushed because ``1 - r <= p·r1``.
+- ``derived``: an inferred predicate is added only when the plan with it costs less than
+  ``cost without``.
+- otherwise the step's reason is structural (legality, a scan's filters, a join condition, the mode).
+
+Example::
+
+    >>> row = {"predicate": "a > 1", "operator": "n2", "action": "kept", "reason": "not_beneficial",
+    ...        "p": 0.5, "r": 0.1, "r1": 4.0, "lhs": 0.9, "rhs": 2.0, "cost_if_kept": 10.0, "cost_if_pushed": 12.0}
+    >>> [c["text"] for c in comparisons(row)]
+    ['cost if pushed = 12 > cost if kept = 10', '1 - r = 0.9 <= p·r1 = 0.5 × 4 = 2']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: Relative slack of the engine's cost comparisons (costmodel.placement._EPS).
+COST_EPS = 1e-9
+#: Reasons that end a predicate's way down: it goes no lower.
+TERMINAL_REASONS = frozenset({"into_scan", "into_join_condition", "index_lookup", "index_not_cheaper"})
+#: Reasons of an inferred predicate's first row (the operator it was inferred at).
+INFERRED_REASONS = frozenset({"derived_from_or", "inferred_from_join_keys", "derived_not_beneficial"})
+_EXPLAIN_LINE = re.compile(r"^(?P<indent> *)(?P<label>.*?)\s+\[(?P<id>[^\s\]]+)(?: |\])")
+
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """An operator as a person names it: its kind, a table for scans, its id, and its path from the root."""
+
+    id: str
+    kind: str
+    path: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind} ({self.id})"
+
+
+def operators(explain_before: str) -> dict[str, Operator]:
+    """Operators by id, read from the explain tree (indentation is depth).
+
+    >>> ops = operators("Projection: a  [n1 rows=1 cost=1]\\n  TableScan: t  [n2 rows=1 cost=1]")
+    >>> ops["n2"].kind, ops["n2"].path
+    ('TableScan t', 'Projection > TableScan t')
+    """
+    out: dict[str, Operator] = {}
+    stack: list[tuple[int, str]] = []
+    for line in explain_before.splitlines():
+        hit = _EXPLAIN_LINE.match(line)
+        if hit is None:
+            continue
+        depth = len(hit["indent"])
+        label = hit["label"]
+        kind = label.split(":", 1)[0].strip()
+        if kind == "TableScan":
+            table = label.split(":", 1)[1].strip().split(" ", 1)[0] if ":" in label else ""
+            kind = f"TableScan {table}".strip()
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        stack.append((depth, kind))
+        out[hit["id"]] = Operator(hit["id"], kind, " > ".join(k for _, k in stack))
+    return out
+
+
+def _num(value: Any) -> str:
+    """Numbers as the summary prints them: up to 6 significant digits, no exponent for everyday sizes.
+
+    >>> _num(0.513929), _num(40331008.695), _num(4.0)
+    ('0.513929', '40331008.7', '4')
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if abs(value) >= 1e6:
+        return f"{value:.1f}" if abs(value) < 1e15 else f"{value:.6g}"
+    return f"{value:.6g}"
+
+
+def _cost_holds(pushed: float, kept: float) -> bool:
+    return pushed <= kept + COST_EPS * max(1.0, abs(kept))
+
+
+def comparisons(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The comparisons a row logs, the deciding one first, each with its labelled terms and whether it held."""
+    out: list[dict[str, Any]] = []
+    if "cost_if_kept" in row and "cost_if_pushed" in row:
+        pushed, kept = row["cost_if_pushed"], row["cost_if_kept"]
+        holds = _cost_holds(pushed, kept)
+        out.append(
+            {
+                "kind": "cost",
+                "holds": holds,
+                "terms": {"cost if pushed": pushed, "cost if kept": kept},
+                "text": f"cost if pushed = {_num(pushed)} {'<=' if holds else '>'} cost if kept = {_num(kept)}",
+            }
+        )
+    if "lhs" in row and "rhs" in row:
+        holds = row["lhs"] <= row["rhs"] + 1e-12
+        out.append(
+            {
+                "kind": "benefit",
+                "holds": holds,
+                "terms": {
+                    "1 - r": row["lhs"],
+                    "p·r1": row["rhs"],
+                    "p": row.get("p"),
+                    "r": row.get("r"),
+                    "r1": row.get("r1"),
+                },
+                "text": f"1 - r = {_num(row['lhs'])} {'<=' if holds else '>'} p·r1 = "
+                f"{_num(row.get('p'))} × {_num(row.get('r1'))} = {_num(row['rhs'])}",
+            }
+        )
+    return out
+
+
+def deciding(row: dict[str, Any], next_row: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The comparison that made this row's decision, or None when its reason is structural.
+
+    ``next_row``: the row after an inferred predicate's first row (where its cost with it placed is logged).
+    """
+    reason = row.get("reason")
+    if reason in INFERRED_REASONS and "cost_without" in row:
+        without = row["cost_without"]
+        with_it = _best_cost(next_row) if next_row is not None else row.get("cost_with")
+        if with_it is None:
+            return None
+        holds = with_it < without - COST_EPS * max(1.0, abs(without))
+        relation = "<" if holds else ">="
+        return {
+            "kind": "derived",
+            "holds": holds,
+            "terms": {"cost with it": with_it, "cost without": without},
+            "text": f"cost with it = {_num(with_it)} {relation} cost without = {_num(without)}",
+        }
+    if row.get("action") == "blocked" or reason in ("mode_always", "mode_never", "not_costed", "into_scan"):
+        return None
+    found = comparisons(row)
+    if not found:
+        return None
+    if found[0]["kind"] == "cost" or reason in ("beneficial", "not_beneficial", "lower_total_cost"):
+        return found[0]
+    return None
+
+
+def _best_cost(row: dict[str, Any]) -> float | None:
+    costs = [row[key] for key in ("cost_if_kept", "cost_if_pushed") if key in row]
+    return min(costs) if costs else None
+
+
+def _terminal(row: dict[str, Any]) -> bool:
+    return row.get("action") in ("kept", "blocked") or row.get("reason") in TERMINAL_REASONS
+
+
+def group(decisions: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The log's rows per predicate: each predicate's rows are consecutive and end where it stopped."""
+    groups: list[list[dict[str, Any]]] = []
+    for row in decisions:
+        starts = not groups or _terminal(groups[-1][-1]) or row.get("reason") in INFERRED_REASONS
+        if starts:
+            groups.append([row])
+        else:
+            groups[-1].append(row)
+    return groups
+
+
+def _position(last: dict[str, Any], ops: dict[str, Operator]) -> str:
+    op = ops.get(last["operator"])
+    name = op.name if op else str(last["operator"])
+    reason = last.get("reason")
+    if reason == "into_scan":
+        return f"in the filters of {name}"
+    if reason == "into_join_condition":
+        return f"in the join condition of {name}"
+    if reason == "index_lookup":
+        return f"an index lookup on {name}"
+    if last.get("action") in ("kept", "blocked") or reason == "derived_not_beneficial":
+        return f"above {name}" if reason != "derived_not_beneficial" else "not added"
+    return f"below {name}"
+
+
+def _stopped(last: dict[str, Any], decided: dict[str, Any] | None) -> str:
+    reason = str(last.get("reason"))
+    if last.get("action") == "blocked":
+        return f"blocked: {reason}" + (f" ({last['detail']})" if last.get("detail") else "")
+    if decided is not None:
+        others = [c["text"] for c in comparisons(last) if c["kind"] != decided["kind"]]
+        aside = f" (not deciding: {'; '.join(others)})" if others else ""
+        return f"{reason}: {decided['text']}{aside}"
+    return {"into_scan": "reached the scan", "into_join_condition": "became part of the join condition"}.get(
+        reason, reason
+    )
+
+
+def summarize(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per predicate: final position, scans reached, inference, the stop reason and each deciding comparison."""
+    ops = operators((answer.get("explain") or {}).get("before", ""))
+    out: list[dict[str, Any]] = []
+    for rows in group(list(answer.get("decisions") or [])):
+        first, last = rows[0], rows[-1]
+        steps: list[dict[str, Any]] = []
+        for i, row in enumerate(rows):
+            decided = deciding(row, rows[i + 1] if i + 1 < len(rows) else None)
+            op = ops.get(str(row.get("operator")))
+            steps.append(
+                {
+                    "operator": op.name if op else row.get("operator"),
+                    "path": op.path if op else None,
+                    "action": row.get("action"),
+                    "reason": row.get("reason"),
+                    "decided_by": decided,
+                }
+            )
+        scans = sorted(
+            {
+                (ops[str(r["operator"])].name if str(r["operator"]) in ops else str(r["operator"]))
+                for r in rows
+                if r.get("reason") == "into_scan"
+            }
+        )
+        out.append(
+            {
+                "predicate": first.get("predicate"),
+                "final_position": _position(last, ops),
+                "scans_reached": scans,
+                "inferred": first.get("reason") if first.get("reason") in INFERRED_REASONS else None,
+                "stopped": _stopped(last, steps[-1]["decided_by"]),
+                "steps": steps,
+            }
+        )
+    return out
+
+
+def render_summary(summary: list[dict[str, Any]]) -> str:
+    """The summary as text: one block per predicate, the deciding comparison of each step indented below it."""
+    lines: list[str] = []
+    for item in summary:
+        inferred = f"  (inferred: {item['inferred']})" if item["inferred"] else ""
+        lines.append(f"{item['predicate']}{inferred}")
+        lines.append(f"  ends: {item['final_position']}")
+        if item["scans_reached"]:
+            lines.append(f"  scans reached: {', '.join(item['scans_reached'])}")
+        lines.append(f"  stopped: {item['stopped']}")
+        for step in item["steps"][:-1]:
+            decided = step["decided_by"]
+            why = f": {decided['text']}" if decided else ""
+            verb = "inferred at" if step["reason"] in INFERRED_REASONS else f"{step['action']} past"
+            lines.append(f"    {verb} {step['operator']} ({step['reason']}){why}")
+    return "\n".join(lines)

@@ -1,0 +1,59 @@
+"""The mapping onto the answer's plan, on plan graphs as Spark 4 prints them (fixtures): exact or unmapped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from service.feedback.graph import SparkGraph, attribute_names, not_null_column, split_conjuncts
+from service.feedback.mapping import map_actuals, never_null_columns, same_predicates
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_conditions_split_at_top_level_ands_only() -> None:
+    assert split_conjuncts("((isnotnull(b#6) AND (b#6 > 5)) AND ((a#1 = 1) OR (a#1 = 2)))") == [
+        "isnotnull(b#6)",
+        "(b#6 > 5)",
+        "((a#1 = 1) OR (a#1 = 2))",
+    ]
+    assert split_conjuncts("(b#6 > 5)") == ["(b#6 > 5)"]
+    assert not_null_column("isnotnull(b#6L)") == "b"
+    assert not_null_column("(b#6 > 5)") is None
+    assert attribute_names("(a#5 < ReusedSubquery Subquery subquery#10, [id=#80])") == {"a"}
+
+
+def test_same_predicates_allows_only_the_nulls_the_predicates_reject() -> None:
+    ours = [{"fn": ">", "args": [{"col": "t.b"}, {"lit": 5, "type": "int"}]}]
+    assert same_predicates(ours, "(isnotnull(b#6) AND (b#6 > 5))") is None
+    assert "NULLs of ['a']" in same_predicates(ours, "((isnotnull(b#6) AND (b#6 > 5)) AND isnotnull(a#5))")
+    assert same_predicates(ours, "((isnotnull(b#6) AND (b#6 > 5)) AND isnotnull(a#5))", frozenset({"a"})) is None
+    assert "2 predicates" in same_predicates(ours, "((b#6 > 5) AND (a#5 < 3))")
+    assert "reads ['a']" in same_predicates(ours, "(a#5 > 5)")
+
+
+def test_fused_filter_and_unvouched_keys_stay_unmapped() -> None:
+    case = json.loads((FIXTURES / "join_fused.json").read_text())
+    graph = SparkGraph.from_dict(case["graph"])
+    report = map_actuals(case["plan"], graph, case["identities"])
+    counted = {n.id: n for n in report.nodes}
+    assert counted["n4"].rows_out == counted["n4"].rows_in == 100  # read whole, no filter: exact
+    assert "NULLs of ['a']" in report.unmapped["n3"]
+    assert "condition differs" in report.unmapped["n2"]  # Spark evaluates the kept filter inside the join
+    assert report.unmapped["n1"]
+    vouched = map_actuals(
+        case["plan"],
+        graph,
+        case["identities"],
+        never_null_columns({"tables": {"t": {"column_stats": {"a": {"null_count": 0}}}}}),
+    )
+    assert {n.id: n.rows_out for n in vouched.nodes} == {"n3": 343, "n4": 100}
+
+
+def test_two_tables_on_one_source_are_never_told_apart_by_guessing() -> None:
+    case = json.loads((FIXTURES / "join_fused.json").read_text())
+    graph = SparkGraph.from_dict(case["graph"])
+    same = {"t": case["identities"]["t"], "u": case["identities"]["t"]}
+    report = map_actuals(case["plan"], graph, same)
+    assert report.nodes == []
+    assert "same source" in report.unmapped["n3"] and "same source" in report.unmapped["n4"]

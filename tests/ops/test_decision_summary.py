@@ -1,0 +1,112 @@
+"""The per-predicate summary, and every decision of every TPC-H query recomputed from the numbers it logs."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.decision_summary import INFERRED_REASONS, comparisons, deciding, group, operators, summarize
+from service.optimize import OptimizeInput, OptimizeService
+from tests.service.test_cli import REPO, pushdown_command
+
+TPCH = REPO / "bench" / "tpch"
+QUERIES = sorted((TPCH / "queries").glob("q*.sql"))
+CATALOG = json.loads((TPCH / "catalog.json").read_text())
+
+
+def answer(query: Path, mode: str = "cost") -> dict[str, Any]:
+    return OptimizeService().optimize(OptimizeInput(sql=query.read_text(), catalog=CATALOG, options={"mode": mode}))
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-5, abs_tol=2e-6)
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[q.stem for q in QUERIES])
+def test_every_decision_recomputes_from_its_logged_numbers(query: Path) -> None:
+    body = answer(query)
+    assert body["decisions"], query.stem
+    for rows in group(body["decisions"]):
+        for i, row in enumerate(rows):
+            # the labelled terms are what they say they are
+            if "lhs" in row:
+                assert close(row["lhs"], 1 - row["r"]) and close(row["rhs"], row["p"] * row["r1"]), row
+            if "selectivity" in row and "p" in row:
+                assert close(row["p"], 1 - row["selectivity"]), row
+            decided = deciding(row, rows[i + 1] if i + 1 < len(rows) else None)
+            reason = row["reason"]
+            if decided is None:  # structural: legality, a scan's filters, the mode
+                assert row["action"] == "blocked" or reason in ("into_scan", "mode_always", "mode_never"), row
+                if row["action"] == "blocked":
+                    assert row.get("detail"), row
+                continue
+            # recompute the comparison from the logged terms alone, not from the summary's verdict
+            terms = decided["terms"]
+            if decided["kind"] == "cost":
+                pushed, kept = terms["cost if pushed"], terms["cost if kept"]
+                holds = pushed <= kept + 1e-9 * max(1.0, abs(kept))
+            elif decided["kind"] == "benefit":
+                holds = terms["1 - r"] <= terms["p·r1"] + 1e-12
+            else:
+                without = terms["cost without"]
+                holds = terms["cost with it"] < without - 1e-9 * max(1.0, abs(without))
+            assert holds == (row["action"] == "pushed"), (query.stem, row, decided["text"])
+            if reason == "beneficial" and decided["kind"] == "cost":
+                assert row["lhs"] <= row["rhs"] + 1e-12  # the label agrees with the benefit model too
+            if reason == "lower_total_cost":
+                assert row["lhs"] > row["rhs"] and decided["kind"] == "cost"
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[q.stem for q in QUERIES])
+def test_the_summary_has_one_entry_per_predicate_ending_where_the_plan_has_it(query: Path) -> None:
+    body = answer(query)
+    summary = body["summary"]
+    assert sum(len(item["steps"]) for item in summary) == len(body["decisions"])
+    after = body["explain"]["after"]
+    for item in summary:
+        assert item["stopped"] and item["final_position"]
+        if item["final_position"].startswith("in the filters of"):
+            # the scan it reached holds it in the plan after, under the scan's name
+            assert item["scans_reached"]
+            for scan in item["scans_reached"]:
+                table = scan.split()[1]
+                assert any(line.strip().startswith(f"TableScan: {table}") for line in after.splitlines())
+        for step in item["steps"]:
+            assert step["operator"] and " (n" in step["operator"], step  # named by kind, with its id
+            assert step["path"] and step["path"].endswith(step["operator"].rsplit(" (", 1)[0])
+        if item["inferred"]:
+            assert item["inferred"] in INFERRED_REASONS
+
+
+def test_a_kept_predicate_says_which_comparison_decided_and_shows_the_other() -> None:
+    row = {
+        "predicate": "a > 1", "operator": "n2", "action": "kept", "reason": "not_beneficial",
+        "p": 0.9, "r": 1.0, "r1": 1.0, "lhs": 0.0, "rhs": 0.9, "cost_if_kept": 100.0, "cost_if_pushed": 130.0,
+    }  # fmt: skip
+    explain = "Projection: a  [n1 rows=1 cost=1]\n  Aggregate: groupBy=[a]  [n2 rows=1 cost=1]"
+    (item,) = summarize({"decisions": [row], "explain": {"before": explain}})
+    assert item["final_position"] == "above Aggregate (n2)"
+    assert item["stopped"] == (
+        "not_beneficial: cost if pushed = 130 > cost if kept = 100 (not deciding: 1 - r = 0 <= p·r1 = 0.9 × 1 = 0.9)"
+    )
+    assert [c["kind"] for c in comparisons(row)] == ["cost", "benefit"]
+    assert operators(explain)["n2"].path == "Projection > Aggregate"
+
+
+def test_pushdown_explain_prints_the_summary_and_the_matrix_on_request(clean_env: dict[str, str]) -> None:
+    query, catalog = TPCH / "queries" / "q03.sql", TPCH / "catalog.json"
+    args = [*pushdown_command(), "explain", str(query), "--catalog", str(catalog)]
+    plain = subprocess.run(args, capture_output=True, text=True, env=clean_env, timeout=120)
+    full = subprocess.run([*args, "--matrix"], capture_output=True, text=True, env=clean_env, timeout=120)
+    assert plain.returncode == 0 and full.returncode == 0, plain.stderr + full.stderr
+    summary = answer(query)["summary"]
+    for item in summary:
+        assert f"{item['predicate']}\n  ends: {item['final_position']}" in plain.stdout
+        assert f"  stopped: {item['stopped']}" in plain.stdout
+    assert "1 - r = " in plain.stdout and "p·r1 = " in plain.stdout
+    assert "== decisions ==" not in plain.stdout and "== decisions ==" in full.stdout
