@@ -251,8 +251,8 @@ def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) 
     """Per filter id, its conjuncts as the decisions spell them (the engine's own rendering)."""
     from costmodel import catalog_from_wire, plan_from_wire
     from costmodel.expr import conjuncts
-    from costmodel.expr import to_sql as expr_text
     from costmodel.plan import Filter, Join
+    from costmodel.render import to_sql as expr_text
 
     bound = plan_from_wire(dict(plan), catalog_from_wire(dict(catalog) if catalog is not None else {}))
     out: dict[str, list[str]] = {}
