@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from costmodel.estimate import ColumnInfo
-from costmodel.expr import Column, Expr, Literal, column_ids, conjuncts, to_sql, transform
+from costmodel.expr import Column, Expr, Literal, column_ids, conjuncts, transform
+from costmodel.render import to_sql
 
 
 def predicate_key(predicates: Sequence[Expr], columns: Mapping[int, ColumnInfo]) -> tuple[str, str, str] | None:

@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from costmodel.estimate import ColumnInfo, DefaultSource, SelectivityEstimate, SelectivitySource
-from costmodel.expr import Expr, to_sql
+from costmodel.expr import Expr
 from costmodel.plan import Scan, walk_plan
+from costmodel.render import to_sql
 from costmodel.sample import wilson_interval
 from service.feedback.keys import predicate_key
 from service.feedback.store import Observation
