@@ -191,8 +191,8 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None) -> No
     response["spark"] = target.as_json()
     if target.unheld:
         response.setdefault("warnings", []).append(
-            f"Spark needs session settings to keep {', '.join(target.unheld)} where it is (no per-predicate "
-            f"barrier holds it): spark.conf {target.conf}"
+            f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "
+            "carry a barrier, and settings would cost the query Catalyst's other pushdowns"
         )
 
 

@@ -26,8 +26,10 @@ become an existence join over every row. Those are listed in ``left_to_spark`` a
 
 Everything else Catalyst does stays on: no settings are needed, so ``conf`` is empty. Spark refuses
 non-deterministic join conditions, so a kept conjunct of an inner join's condition moves to a filter right above
-the join (the same rows) behind its barrier; one of an outer, semi or anti join cannot move, and only then does
-``conf`` exclude the two rules that would move it, with a warning.
+the join (the same rows) behind its barrier. One of an outer, semi or anti join's condition cannot move out of
+the join; settings do not hold it either (with ``FALLBACK_EXCLUDED_RULES`` excluded, ``InferFiltersFromConstraints``
+still copies it into the join's side) and would cost the whole query its other pushdowns, so it is left to Spark,
+named in ``left_to_spark`` and in a warning.
 
 An orchestrator runs the answer with ``service.spark_runner.run_sql`` (settings applied and restored around the
 run), or by hand::
@@ -49,8 +51,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _RULES = "org.apache.spark.sql.catalyst.optimizer."
-#: The smallest set that keeps a deterministic conjunct where it is: the join rule alone is not enough, because
-#: PushDownPredicates calls its logic directly, and it runs again in the subquery-rewrite batch.
+#: The smallest set that keeps a deterministic WHERE conjunct above a join: the join rule alone is not enough,
+#: because PushDownPredicates calls its logic directly, and it runs again in the subquery-rewrite batch. Not used
+#: by ``spark_target`` (see the module docstring); kept for callers comparing against whole-query exclusions.
 FALLBACK_EXCLUDED_RULES = f"{_RULES}PushDownPredicates,{_RULES}PushPredicateThroughJoin"
 EXCLUDED_RULES_KEY = "spark.sql.optimizer.excludedRules"
 
@@ -73,7 +76,9 @@ _STRICT_FIRST = frozenset({"in", "not_in", "between"})
 
 @dataclass(frozen=True, slots=True)
 class SparkTarget:
-    """The ``spark`` object of an answer: the SQL to run, the session settings it needs, the barriers in it."""
+    """The ``spark`` object of an answer: the SQL to run, the session settings it needs, the barriers in it.
+
+    ``unheld``: kept predicates neither a barrier nor settings hold (also in ``left_to_spark``)."""
 
     sql: str
     conf: dict[str, str] = field(default_factory=dict)
@@ -158,13 +163,11 @@ def spark_target(
         fenced_parts = plain + [{"fn": "or", "args": [p, NEVER_TRUE]} for p in guarded]
         node["predicate"] = fenced_parts[0] if len(fenced_parts) == 1 else {"fn": "and", "args": fenced_parts}
     unheld = sorted({text for text, op in kept - held - left})
-    conf = {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES} if unheld else {}
     return SparkTarget(
         sql=to_sql(fenced, catalog),
-        conf=conf,
         barriers=barriers,
         unheld=unheld,
-        left_to_spark=sorted({text for text, _ in left}),
+        left_to_spark=sorted({text for text, _ in left} | set(unheld)),
     )
 
 

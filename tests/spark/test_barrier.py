@@ -13,6 +13,7 @@ import pytest
 from costmodel import optimize_wire
 from service.client import PushdownClient
 from service.spark_plan import EXCLUDED_RULES_KEY, FALLBACK_EXCLUDED_RULES, spark_target, to_sql
+from service.spark_runner import session_settings
 from tests.spark import plans
 from tests.spark.world import CountingUdf, catalog, register
 
@@ -158,12 +159,18 @@ def test_kept_inner_join_conditions_move_above_the_join_behind_a_barrier(world):
     assert_same_result(spark, ON_SQL, a["spark"]["sql"])
 
 
-def test_a_kept_outer_join_condition_needs_settings_and_says_so(world):
+def test_a_kept_outer_join_condition_is_left_to_spark_and_says_so(world):
+    """No barrier fits in a join condition, and settings would not hold it either: with the smallest rule set
+    excluded, InferFiltersFromConstraints still copies the condition into the join's side (read off the plan)."""
     spark, _ = world
     sql = (
         "SELECT o.o_id, c.c_name FROM orders o LEFT JOIN customer c ON o.o_custkey = c.c_custkey AND c.c_nationkey = 5"
     )
     a = answer(sql, mode="never")
-    assert a["spark"]["conf"] == {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES}
-    assert any("c.c_nationkey = 5" in w and "spark.conf" in w for w in a["warnings"])
+    assert a["spark"]["conf"] == {} and "c.c_nationkey = 5" in a["spark"]["left_to_spark"]
+    assert any("c.c_nationkey = 5" in w and "Spark may move" in w for w in a["warnings"])
     assert_same_result(spark, sql, a["spark"]["sql"])
+    with session_settings(spark, {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES}):
+        excluded = spark.sql(a["spark"]["sql"])
+        excluded.collect()
+        assert any("c_nationkey" in f for f in plans.scan_filters(excluded))

@@ -107,24 +107,20 @@ def test_session_settings_restores_set_and_unset_keys_exactly(spark):
     spark.conf.set("spark.sql.shuffle.partitions", "2")
 
 
-OUTER_SQL = (
-    "SELECT o.o_id, c.c_name FROM orders o LEFT JOIN customer c ON o.o_custkey = c.c_custkey AND c.c_nationkey = 5"
-)
-
-
-def test_settings_an_answer_needs_hold_during_the_action_only(world):
-    """A kept outer-join condition needs ``conf``: the runner applies it around each action (the condition stays
-    in the join: Spark's scan of customer gets no nation filter) and restores the caller's settings."""
-    from tests.spark import plans
+def test_an_answers_settings_hold_during_each_action_only(world):
+    """Settings an answer carries are on while a write plans and runs (a write plans its query again) and the
+    caller's own values are back afterwards."""
+    from service.spark_runner import SparkRun
 
     spark, _, _, tmp = world
     before = settings(spark)
-    result = run_sql(spark, OUTER_SQL, catalog=catalog(), options={"mode": "never"})
-    assert result.conf == {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES}
-    assert rows(result.collect()) == rows(spark.sql(OUTER_SQL).collect())
-    with result.settings():
-        result.dataframe.collect()
-        kept = [f for f in plans.scan_filters(result.dataframe) if "c_nationkey" in f]
-    assert kept == []
-    result.write_parquet(str(tmp / "outer"), mode="overwrite")
-    assert settings(spark) == before
+    seen: list[str] = []
+    run = SparkRun(spark, {}, spark.sql("SELECT 1 AS x"), {"spark.sql.shuffle.partitions": "7"})  # type: ignore[arg-type]
+
+    def write(writer: Any) -> None:
+        seen.append(spark.conf.get("spark.sql.shuffle.partitions"))
+        writer.mode("overwrite").parquet(str(tmp / "held"))
+
+    run.write(write)
+    assert seen == ["7"] and settings(spark) == before
+    assert run.count() == 1 and settings(spark) == before
