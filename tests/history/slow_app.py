@@ -21,11 +21,10 @@ class SlowOptimizer:
         self.inner = inner
         self.delay_s = delay_s
 
-    def optimize(self, body: OptimizeInput, *ids: str | None) -> dict[str, Any]:
-        """``ids``: the request id and the caller's X-Request-ID, passed on as the route gives them."""
+    def optimize(self, body: OptimizeInput, *args: Any, **kwargs: Any) -> dict[str, Any]:
         if (body.context or {}).get("task") == "slow":
             time.sleep(self.delay_s)
-        return self.inner.optimize(body, *ids)
+        return self.inner.optimize(body, *args, **kwargs)
 
 
 def create_app() -> FastAPI:
