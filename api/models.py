@@ -83,10 +83,6 @@ class OptimizeRequest(BaseModel):
         ),
     )
     context: Context | None = None
-    functions: dict[str, dict[str, Any]] | None = Field(
-        default=None,
-        description='Functions the SQL calls, by name: {"cost": N, "deterministic": true} (cost per row).',
-    )
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
@@ -114,7 +110,6 @@ class OptimizeRequest(BaseModel):
             catalog=self.catalog,
             options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
-            functions=self.functions,
         )
 
 

@@ -52,7 +52,6 @@ class OptimizeInput:
     catalog: dict[str, Any] | None = None
     options: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    functions: dict[str, dict[str, Any]] | None = None
 
 
 def _tables_read(request: OptimizeInput) -> list[str]:
@@ -146,9 +145,7 @@ class OptimizeService:
             ) from None
         assert request.sql is not None  # the caller checked
         try:
-            plan = declare_functions(
-                sql_to_plan(request.sql, request.catalog, dialect=request.dialect), request.functions
-            )
+            plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
             response = engine(plan, request.catalog, request.options)
             response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
         except SqlError as exc:
@@ -194,27 +191,6 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None) -> No
             f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "
             "carry a barrier, and settings would cost the query Catalyst's other pushdowns"
         )
-
-
-def declare_functions(plan: Any, functions: dict[str, dict[str, Any]] | None) -> Any:
-    """Calls of the functions a SQL request declares become the engine's ``udf`` calls with their cost.
-
-    >>> declare_functions({"fn": "score", "args": [{"col": "a"}]}, {"score": {"cost": 500}})
-    {'fn': 'udf', 'name': 'score', 'args': [{'col': 'a'}], 'cost': 500, 'deterministic': True}
-    """
-    if not functions:
-        return plan
-    declared = {name.lower(): spec for name, spec in functions.items()}
-    if isinstance(plan, list):
-        return [declare_functions(v, functions) for v in plan]
-    if not isinstance(plan, dict):
-        return plan
-    out = {k: declare_functions(v, functions) for k, v in plan.items()}
-    spec = declared.get(str(out.get("fn", "")).lower()) if "fn" in out else None
-    if spec is not None:
-        out = {"fn": "udf", "name": out["fn"], "args": out.get("args", []), "cost": spec.get("cost", 1)}
-        out["deterministic"] = bool(spec.get("deterministic", True))
-    return out
 
 
 def add_baseline(response: dict[str, Any], mode: str, rule_based: Callable[[], dict[str, Any]]) -> None:
