@@ -118,7 +118,7 @@ async def savings(history: HistoryDep, filters: FiltersDep, top: Annotated[int, 
 @router.get("/history/status", summary="Whether recording is on, and what was recorded, dropped or lost")
 async def history_status(history: HistoryDep) -> dict[str, Any]:
     """Since this process started, and ``totals`` (from the database) since the history began."""
-    return await run_in_threadpool(history.status)
+    return await run_in_threadpool(lambda: history.status(totals=True))
 
 
 def install_history(app: FastAPI, settings: Settings) -> HistoryRecorder:

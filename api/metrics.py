@@ -68,7 +68,7 @@ def observe_state(app_state: Any) -> None:
     """The history queue and the analyze jobs as they are now in this process (gauges)."""
     history = getattr(app_state, "history", None)
     if history is not None:
-        status = history.status()
+        status = history.status()  # memory only (no totals): cheap enough for every request
         HISTORY_QUEUE.set(status.get("queued", 0))
         for kind in ("dropped", "failed"):
             HISTORY_LOST.labels(kind).set(status.get(kind, 0))

@@ -9,16 +9,26 @@ operator, estimates, cost tables, EXPLAIN.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import Any
 
 from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
-from costmodel.expr import column_ids
+from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
 from costmodel.options import Options, options_from_wire
 from costmodel.passes import PIPELINE, Work
 from costmodel.passes.report import report
-from costmodel.plan import Distinct, Node, node_expressions, output_fields, walk_plan
+from costmodel.plan import (
+    Distinct,
+    Node,
+    children,
+    map_expressions,
+    node_expressions,
+    output_fields,
+    walk_plan,
+    with_children,
+)
 from costmodel.result import MODEL_VERSION, OptimizeResult
 from costmodel.wire import plan_from_wire
 
@@ -50,13 +60,47 @@ def optimize(
     """Decide where every filter goes: the passes of ``PIPELINE``, then the report."""
     options = options or Options()
     _allow_deep_plans()
+    plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
     estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
     before = model.table(plan)
     work = Work(plan, catalog, options, model)
     for _, run in PIPELINE:
         run(work)
-    return report(work, before)
+    result = report(work, before)
+    result.decisions.extend(inner_decisions)
+    return result
+
+
+def _optimize_subqueries(
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+) -> tuple[Node, list[dict[str, Any]]]:
+    """Each scalar, IN or EXISTS subquery's own plan decided first, its decisions listed with the outer ones.
+
+    TPC-H q11's HAVING subquery then puts ``n_name = 'GERMANY'`` on its nation scan and q02's correlated
+    subquery ``r_name = 'EUROPE'`` on its region scan, as Catalyst does. A correlated subquery's outer
+    columns are produced by no operator inside it, so predicates reading them stay where they are legal.
+    """
+    decisions: list[dict[str, Any]] = []
+
+    def inner(expr: Expr) -> Expr | None:
+        if isinstance(expr, Subquery):
+            result = optimize(expr.plan, catalog, options, sources)
+            decisions.extend(result.decisions)
+            return replace(expr, plan=result.plan)
+        return None
+
+    def fix(expr: Expr) -> Expr:
+        return transform(expr, inner) if has_subquery(expr) else expr
+
+    rebuilt: dict[str, Node] = {}
+    for node in reversed(list(walk_plan(plan))):  # children before parents
+        kids = tuple(rebuilt[k.id] for k in children(node))
+        new = map_expressions(node, fix)
+        if kids != children(node):
+            new = with_children(new, kids)
+        rebuilt[node.id] = new
+    return rebuilt[plan.id], decisions
 
 
 def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:

@@ -10,8 +10,8 @@ substituting the computing expression.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 
 from costmodel.expr import Column, Expr, PlanNode, use_plan_walker
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
@@ -199,6 +199,35 @@ def children(node: Node) -> tuple[Node, ...]:
 def with_children(node: Node, kids: Sequence[Node]) -> Node:
     """Copy of ``node`` over new children (same id); ``node`` itself when they are the same objects."""
     return kind_of(node).with_children(node, kids)
+
+
+def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
+    """``node`` with ``fn`` applied to every expression it holds (children untouched)."""
+
+    def named(items: tuple[NamedExpr, ...]) -> tuple[NamedExpr, ...]:
+        out = tuple(replace(e, expr=fn(e.expr)) for e in items)
+        return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
+
+    if isinstance(node, Scan) and node.filters:
+        return replace(node, filters=tuple(fn(f) for f in node.filters))
+    if isinstance(node, Filter):
+        return replace(node, predicate=fn(node.predicate))
+    if isinstance(node, Project):
+        return replace(node, exprs=named(node.exprs))
+    if isinstance(node, Aggregate):
+        return replace(node, group_by=named(node.group_by), aggregates=named(node.aggregates))
+    if isinstance(node, Join) and node.on is not None:
+        return replace(node, on=fn(node.on))
+    if isinstance(node, Sort):
+        return replace(node, keys=tuple(replace(k, expr=fn(k.expr)) for k in node.keys))
+    if isinstance(node, Window):
+        return replace(
+            node,
+            partition_by=tuple(fn(p) for p in node.partition_by),
+            order_by=tuple(replace(k, expr=fn(k.expr)) for k in node.order_by),
+            functions=named(node.functions),
+        )
+    return node
 
 
 def walk_plan(node: Node) -> Iterator[Node]:

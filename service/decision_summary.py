@@ -79,6 +79,40 @@ def operators(explain_before: str) -> dict[str, Operator]:
     return out
 
 
+#: Wire op names as the explain tree spells the operator kinds.
+_KINDS = {"scan": "TableScan", "project": "Projection", "union": "Union", "intersect": "Intersect", "except": "Except"}
+
+
+def plan_operators(plan: Any) -> dict[str, Operator]:
+    """Operators by id from a wire plan, subqueries included (the explain tree shows a subquery as ``#id``).
+
+    >>> ops = plan_operators({"op": "filter", "id": "n1", "input": {"op": "scan", "id": "n2", "table": "t"}})
+    >>> ops["n2"].kind, ops["n2"].path
+    ('TableScan t', 'Filter > TableScan t')
+    """
+    out: dict[str, Operator] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(plan, ())]
+    while stack:  # iterative: plans may be thousands of levels deep
+        node, above = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, above) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        path = above
+        if isinstance(node.get("op"), str) and isinstance(node.get("id"), str):
+            op = node["op"]
+            kind = _KINDS.get(op, op.replace("_", " ").title())
+            if op == "scan":
+                kind = f"TableScan {node.get('table', '')}".strip()
+            elif op == "join":
+                kind = f"{str(node.get('type', 'inner')).title()} Join"
+            path = (*above, kind)
+            out.setdefault(node["id"], Operator(node["id"], kind, " > ".join(path)))
+        stack.extend((value, path) for value in node.values())
+    return out
+
+
 def _num(value: Any) -> str:
     """Numbers as the summary prints them: up to 6 significant digits, no exponent for everyday sizes.
 
@@ -212,7 +246,8 @@ def _stopped(last: dict[str, Any], decided: dict[str, Any] | None) -> str:
 
 def summarize(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """Per predicate: final position, scans reached, inference, the stop reason and each deciding comparison."""
-    ops = operators((answer.get("explain") or {}).get("before", ""))
+    # the tree before names every operator of the query; operators only inside subqueries come from the plan
+    ops = {**plan_operators(answer.get("plan")), **operators((answer.get("explain") or {}).get("before", ""))}
     out: list[dict[str, Any]] = []
     for rows in group(list(answer.get("decisions") or [])):
         first, last = rows[0], rows[-1]

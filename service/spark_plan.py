@@ -24,9 +24,12 @@ A kept predicate holding a subquery (``EXISTS``, ``IN (SELECT ...)``) gets no ba
 conjunct into a semi or anti join where it stands only while it is a plain conjunct; under an ``OR`` it would
 become an existence join over every row. Those are listed in ``left_to_spark`` and Spark places them itself.
 
-Everything else Catalyst does stays on: no settings are needed, so ``conf`` is empty. Settings remain only for a
-kept predicate a barrier cannot hold (a join condition of an outer join: Spark refuses non-deterministic join
-conditions); then ``conf`` excludes the two rules that would move it, and a warning says so.
+Everything else Catalyst does stays on: no settings are needed, so ``conf`` is empty. Spark refuses
+non-deterministic join conditions, so a kept conjunct of an inner join's condition moves to a filter right above
+the join (the same rows) behind its barrier. One of an outer, semi or anti join's condition cannot move out of
+the join; settings do not hold it either (with ``FALLBACK_EXCLUDED_RULES`` excluded, ``InferFiltersFromConstraints``
+still copies it into the join's side) and would cost the whole query its other pushdowns, so it is left to Spark,
+named in ``left_to_spark`` and in a warning.
 
 An orchestrator runs the answer with ``service.spark_runner.run_sql`` (settings applied and restored around the
 run), or by hand::
@@ -48,8 +51,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 _RULES = "org.apache.spark.sql.catalyst.optimizer."
-#: The smallest set that keeps a deterministic conjunct where it is: the join rule alone is not enough, because
-#: PushDownPredicates calls its logic directly, and it runs again in the subquery-rewrite batch.
+#: The smallest set that keeps a deterministic WHERE conjunct above a join: the join rule alone is not enough,
+#: because PushDownPredicates calls its logic directly, and it runs again in the subquery-rewrite batch. Not used
+#: by ``spark_target`` (see the module docstring); kept for callers comparing against whole-query exclusions.
 FALLBACK_EXCLUDED_RULES = f"{_RULES}PushDownPredicates,{_RULES}PushPredicateThroughJoin"
 EXCLUDED_RULES_KEY = "spark.sql.optimizer.excludedRules"
 
@@ -62,13 +66,19 @@ _STRICT = frozenset(
     | {"like", "ilike", "not_like", "rlike", "regexp", "regexp_like", "lower", "upper", "length", "substring"}
     | {"substr", "trim", "abs"}
 )
+#: A kept predicate Spark must be kept from moving (a derived predicate we chose not to add is not in the plan).
+_HELD_REASONS = frozenset({"not_beneficial", "mode_never"})
+#: Join types whose condition conjuncts may move to a filter above the join unchanged.
+_INNER = frozenset({"inner", "cross"})
 #: Functions NULL whenever their *first* argument is NULL.
 _STRICT_FIRST = frozenset({"in", "not_in", "between"})
 
 
 @dataclass(frozen=True, slots=True)
 class SparkTarget:
-    """The ``spark`` object of an answer: the SQL to run, the session settings it needs, the barriers in it."""
+    """The ``spark`` object of an answer: the SQL to run, the session settings it needs, the barriers in it.
+
+    ``unheld``: kept predicates neither a barrier nor settings hold (also in ``left_to_spark``)."""
 
     sql: str
     conf: dict[str, str] = field(default_factory=dict)
@@ -125,7 +135,11 @@ def spark_target(
     barriers: list[str] = []
     held: set[tuple[str, str]] = set()
     left: set[tuple[str, str]] = set()
-    for node in _nodes(fenced):
+    for node in list(_nodes(fenced)):
+        if node.get("op") == "join" and node.get("type", "inner") in _INNER and node.get("on"):
+            lifted = _lift_kept_join_conjuncts(node, texts.get(str(node.get("id")), []), kept)
+            if lifted:
+                texts[node["id"]] = lifted
         if node.get("op") != "filter":
             continue
         below = set(_ids(node["input"]))
@@ -149,14 +163,33 @@ def spark_target(
         fenced_parts = plain + [{"fn": "or", "args": [p, NEVER_TRUE]} for p in guarded]
         node["predicate"] = fenced_parts[0] if len(fenced_parts) == 1 else {"fn": "and", "args": fenced_parts}
     unheld = sorted({text for text, op in kept - held - left})
-    conf = {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES} if unheld else {}
     return SparkTarget(
         sql=to_sql(fenced, catalog),
-        conf=conf,
         barriers=barriers,
         unheld=unheld,
-        left_to_spark=sorted({text for text, _ in left}),
+        left_to_spark=sorted({text for text, _ in left} | set(unheld)),
     )
+
+
+def _lift_kept_join_conjuncts(join: dict[str, Any], texts: list[str], kept: set[tuple[str, str]]) -> list[str]:
+    """Kept conjuncts of an inner join's condition move to a filter right above the join (same rows), where a
+    barrier can hold them: Spark refuses a non-deterministic join condition. Rewrites ``join`` in place and
+    returns the texts of the conjuncts it moved."""
+    parts = _conjuncts(join["on"])
+    if len(parts) != len(texts):
+        return []
+    lifted = [p for p, t in zip(parts, texts, strict=True) if (t, str(join.get("id"))) in kept]
+    if not lifted:
+        return []
+    rest = [p for p, t in zip(parts, texts, strict=True) if (t, str(join.get("id"))) not in kept]
+    inner = dict(join)
+    inner["on"] = None if not rest else rest[0] if len(rest) == 1 else {"fn": "and", "args": rest}
+    if inner["on"] is None:
+        inner["type"] = "cross"
+    predicate = lifted[0] if len(lifted) == 1 else {"fn": "and", "args": lifted}
+    join.clear()
+    join.update({"op": "filter", "id": f"{inner['id']}_kept", "predicate": predicate, "input": inner})
+    return [t for t in texts if (t, str(inner.get("id"))) in kept]
 
 
 def null_rejected_columns(expr: Any) -> set[str]:
@@ -206,7 +239,11 @@ def _kept_pairs(decisions: list[Mapping[str, Any]], scans: set[str]) -> set[tupl
     return {
         (str(d["predicate"]), str(d["operator"]))
         for d in decisions
-        if d.get("action") == "kept" and d.get("operator") not in scans and "predicate" in d
+        if d.get("action") == "kept"
+        and d.get("reason", "not_beneficial") in _HELD_REASONS
+        and d.get("source") != "constant"  # folds to TRUE or FALSE: where Spark evaluates it does not matter
+        and d.get("operator") not in scans
+        and "predicate" in d
     }
 
 
@@ -214,7 +251,7 @@ def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) 
     """Per filter id, its conjuncts as the decisions spell them (the engine's own rendering)."""
     from costmodel import catalog_from_wire, plan_from_wire
     from costmodel.expr import conjuncts
-    from costmodel.plan import Filter
+    from costmodel.plan import Filter, Join
     from costmodel.render import to_sql as expr_text
 
     bound = plan_from_wire(dict(plan), catalog_from_wire(dict(catalog) if catalog is not None else {}))
@@ -224,6 +261,8 @@ def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) 
         node = stack.pop()
         if isinstance(node, Filter):
             out[node.id] = [expr_text(c) for c in conjuncts(node.predicate)]
+        elif isinstance(node, Join) and node.on is not None:
+            out[node.id] = [expr_text(c) for c in conjuncts(node.on)]
         stack += _bound_children(node)
     return out
 

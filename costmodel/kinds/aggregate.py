@@ -82,16 +82,23 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
 def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """Groups = product of the keys' NDVs, capped by the rows in; one row without keys."""
     rows_in = inputs[0]
-    if not node.group_by:
-        out = 1.0
-    else:
+
+    def groups_of(keys: tuple[Any, ...]) -> float:
+        """Groups one grouping emits: the product of its keys' NDVs, at most the rows in; 1 without keys."""
+        if not keys:
+            return 1.0
         groups = 1.0
-        for key in node.group_by:
+        for key in keys:
             guess = model.expr_ndv(key.expr, kids[0].ndv)
             groups *= guess if guess is not None else rows_in
             if groups >= rows_in:
                 break
-        out = min(rows_in, groups)
+        return min(rows_in, groups)
+
+    if node.grouping_sets is None:
+        out = groups_of(node.group_by)
+    else:  # every grouping set emits its own groups (ROLLUP (a, b): groups of (a, b), of (a), and 1)
+        out = sum(groups_of(tuple(node.group_by[i] for i in s)) for s in node.grouping_sets)
     ndv = {}
     for key in node.group_by:
         guess = model.expr_ndv(key.expr, kids[0].ndv)

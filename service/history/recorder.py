@@ -233,8 +233,9 @@ class HistoryRecorder:
             except Exception as exc:
                 logger.warning("optimization history: closing the store failed: %r", exc)
 
-    def status(self) -> dict[str, Any]:
-        """Counters since this process started, and ``totals`` since the history began (from the database)."""
+    def status(self, *, totals: bool = False) -> dict[str, Any]:
+        """Counters since this process started, from memory (cheap: metrics read it on every request); with
+        ``totals``, also the counters since the history began, read from the database."""
         with self._lock:
             c = self._counters
             since_start = {
@@ -247,14 +248,6 @@ class HistoryRecorder:
                 "last_error_at": c.last_error_at,
             }
             unsaved = dict(c.unsaved)
-        totals: dict[str, Any] | None = None
-        if self.store is not None:
-            try:
-                totals = self.store.counters()
-                for name, n in unsaved.items():  # not yet in the database: shown all the same
-                    totals[name] += n
-            except Exception as exc:
-                logger.warning("optimization history: reading the counters failed: %r", exc)
         retention = self.retention
         return {
             "enabled": self.enabled,
@@ -264,7 +257,7 @@ class HistoryRecorder:
             "queued_bytes": self._queue.bytes,
             "queue_bytes_limit": self._queue.limit,
             **since_start,
-            "totals": totals,
+            **({"totals": self._totals(unsaved)} if totals else {}),
             "retention": None
             if retention is None
             else {
@@ -273,6 +266,19 @@ class HistoryRecorder:
                 "last_run_at": self._retention_ran_at,
             },
         }
+
+    def _totals(self, unsaved: dict[str, int]) -> dict[str, int] | None:
+        """The database's counters plus the losses not yet saved there; None when it cannot be read."""
+        if self.store is None:
+            return None
+        try:
+            totals = self.store.counters()
+        except Exception as exc:
+            logger.warning("optimization history: reading the counters failed: %r", exc)
+            return None
+        for name, n in unsaved.items():
+            totals[name] += n
+        return totals
 
     # ------------------------------------------------------------ the writer thread
 

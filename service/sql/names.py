@@ -261,3 +261,33 @@ def first_select(q: exp.Expression) -> exp.Select | None:
     while isinstance(q, (exp.SetOperation, exp.Subquery)):
         q = q.this
     return q if isinstance(q, exp.Select) else None
+
+
+def name_inner_outputs(stmt: exp.Expression, top: exp.Select | None, dialect: str, spelling: dict[str, str]) -> None:
+    """Alias every unaliased expression of the inner SELECTs with the engine's name, in place.
+
+    A derived table's columns are named by the engine, so ``SELECT x.* FROM
+    (SELECT qty + 1 FROM sales) x`` returns ``(qty + 1)``; qualification would
+    call it ``_col_0``. Names with a dot (DuckDB keeps qualifiers) stay
+    internal: a wire column ``x.name`` cannot hold one.
+    """
+    for sel in list(stmt.find_all(exp.Select)):
+        if sel is top or not _is_relation(sel):
+            continue
+        taken = {item.alias_or_name.lower() for item in sel.expressions}
+        for item in list(sel.expressions):
+            if isinstance(item, (exp.Alias, exp.Column, exp.Star)) or item.find(exp.Window, exp.Query):
+                continue  # windows and subqueries: the engine's name is not one this module can spell
+            name = engine_name(item, dialect, spelling)
+            if "." in name or name.lower() in taken or not name:
+                continue
+            taken.add(name.lower())
+            item.replace(exp.Alias(this=item.copy(), alias=exp.to_identifier(name, quoted=True)))
+
+
+def _is_relation(sel: exp.Select) -> bool:
+    """``sel`` feeds a FROM/JOIN or a CTE (its columns can be listed by a star), not an expression subquery."""
+    node: exp.Expression = sel
+    while isinstance(node.parent, (exp.Subquery, exp.SetOperation)):
+        node = node.parent
+    return isinstance(node.parent, (exp.From, exp.Join, exp.CTE))

@@ -21,6 +21,12 @@ def int_literal(node: exp.Expression | None, what: str) -> int:
     raise unsupported(f"{what} that is not an integer literal", node)
 
 
+def _refuse_pivot(src: exp.Expression) -> None:
+    """PIVOT/UNPIVOT turn rows into columns: no plan node does that, so they are refused by name."""
+    for pivot in src.args.get("pivots") or []:
+        raise unsupported("UNPIVOT" if pivot.args.get("unpivot") else "PIVOT", pivot)
+
+
 class QueryBuilder(ExprBuilder):
     """Walks a qualified sqlglot tree and emits wire nodes."""
 
@@ -112,8 +118,9 @@ class QueryBuilder(ExprBuilder):
         if isinstance(src, exp.Table):
             if not isinstance(src.this, exp.Identifier):
                 raise unsupported("table-valued function in FROM", src)
-            if src.args.get("joins") or src.args.get("pivots") or src.args.get("laterals"):
-                raise unsupported("PIVOT / nested joins on a table", src)
+            _refuse_pivot(src)
+            if src.args.get("joins") or src.args.get("laterals"):
+                raise unsupported("nested joins on a table", src)
             alias = src.alias_or_name
             cte = ctes.get(src.name.lower()) if not src.db else None
             if cte is not None:
@@ -126,7 +133,8 @@ class QueryBuilder(ExprBuilder):
             node["filters"] = []
             return node
         if isinstance(src, exp.Subquery):
-            if src.args.get("joins") or src.args.get("pivots"):
+            _refuse_pivot(src)
+            if src.args.get("joins"):
                 raise unsupported("parenthesised join in FROM", src)
             inner = self.query(src.this, ctes)
             inner = (

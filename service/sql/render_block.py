@@ -67,6 +67,9 @@ class BlockRenderer:
             cols = raw.get("columns", []) if isinstance(raw, dict) else []
             self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
         self.counter = itertools.count(1)
+        # Column lists by name, so resolving a reference is not a scan of every column in scope (500 joins
+        # hold 1,500 columns). Keyed by the list's id; the list itself and its length guard against reuse.
+        self._by_name: dict[int, tuple[list[Col], int, dict[str, list[Col]]]] = {}
 
     # ---- helpers -------------------------------------------------------
     def fresh_alias(self) -> str:
@@ -202,7 +205,17 @@ class BlockRenderer:
         return col.name.lower() == ref.lower()
 
     def lookup(self, ref: str, cols: list[Col]) -> Col | None:
-        hits = [c for c in cols if self.matches(ref, c)]
+        entry = self._by_name.get(id(cols))
+        if entry is None or entry[0] is not cols or entry[1] != len(cols):
+            index: dict[str, list[Col]] = {}
+            for c in cols:
+                index.setdefault(c.name.lower(), []).append(c)
+                if c.qual is not None:
+                    index.setdefault(f"{c.qual}.{c.name}".lower(), []).append(c)
+            entry = (cols, len(cols), index)
+            self._by_name[id(cols)] = entry
+        candidates = entry[2].get(ref.lower(), [])
+        hits = [c for c in candidates if self.matches(ref, c)]
         if len(hits) > 1 and "." not in ref:
             unqualified = [c for c in hits if c.qual is None]
             hits = unqualified or hits

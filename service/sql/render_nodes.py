@@ -244,8 +244,15 @@ class Renderer(BlockRenderer):
             # Spark refuses correlated subqueries in a join condition. For an inner join
             # ``ON c AND s`` equals ``ON c WHERE s``, and a block with a WHERE is wrapped
             # before any further join, so the lifted conjuncts filter exactly this join.
-            kept = [p for p in conjuncts(on) if not has_subquery(p)]
-            lifted = [p for p in conjuncts(on) if has_subquery(p)]
+            # The same for a conjunct reading an enclosing query's column (a correlated subquery's
+            # own join): Spark reads outer references in WHERE only.
+            here = left.cols + right.cols
+
+            def liftable(p: Any) -> bool:
+                return has_subquery(p) or any(self.lookup(r, here) is None for r in refs_in(p))
+
+            kept = [p for p in conjuncts(on) if not liftable(p)]
+            lifted = [p for p in conjuncts(on) if liftable(p)]
             if lifted:
                 on = {"fn": "and", "args": kept} if len(kept) > 1 else (kept[0] if kept else None)
         target = right.select.args["from_"].this

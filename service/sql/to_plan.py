@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.sql.hints import strip_hints
-from service.sql.names import align, first_select, item_names, spellings
+from service.sql.names import align, first_select, item_names, name_inner_outputs, spellings
 from service.sql.parse import Tables, balance, check_tables, parse_query, qualify_query
 from service.sql.plan_expr import Node
 from service.sql.plan_select import SelectBuilder
@@ -37,6 +37,7 @@ def _translate(sql: str, catalog: dict[str, Any] | None, dialect: str) -> Node:
     top = first_select(stmt)
     spelling = spellings(stmt, [c for _, cols in tables.by_lower.values() for c, _ in cols])
     original = (list(top.expressions), item_names(top, dialect, spelling)) if top is not None else None
+    name_inner_outputs(stmt, top, dialect, spelling)
     qualified = qualify_query(stmt, tables, dialect, sql)
     builder = SelectBuilder(tables)
     top_after = first_select(qualified)

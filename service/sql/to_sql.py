@@ -19,6 +19,7 @@ from sqlglot.errors import SqlglotError
 
 from service.sql.errors import SqlError
 from service.sql.hints import place_hints
+from service.sql.render_ctes import hoist_repeated
 from service.sql.render_nodes import Renderer
 from service.sql.work import translating
 
@@ -44,7 +45,7 @@ def plan_to_sql(
 
 def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
     renderer = Renderer(plan, catalog)
-    query = renderer.finish(renderer.node(plan, []))
+    query = hoist_repeated(renderer.finish(renderer.node(plan, [])))
     if source is not None and "/*+" in source:
         try:
             original = sqlglot.parse_one(source, read=dialect)

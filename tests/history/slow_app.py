@@ -21,10 +21,10 @@ class SlowOptimizer:
         self.inner = inner
         self.delay_s = delay_s
 
-    def optimize(self, body: OptimizeInput) -> dict[str, Any]:
+    def optimize(self, body: OptimizeInput, *args: Any, **kwargs: Any) -> dict[str, Any]:
         if (body.context or {}).get("task") == "slow":
             time.sleep(self.delay_s)
-        return self.inner.optimize(body)
+        return self.inner.optimize(body, *args, **kwargs)
 
 
 def create_app() -> FastAPI:

@@ -68,7 +68,7 @@ def test_the_writer_enforces_retention_on_its_own(store_url: str, seed_records: 
         while store.list(Filters())[1] > 0:
             assert time.monotonic() < deadline, "retention never ran"
             time.sleep(0.05)
-        status = recorder.status()
+        status = recorder.status(totals=True)
         assert status["retention"]["last_run_at"] is not None and status["retention"]["max_age_days"] == 1
         assert status["totals"]["expired"] == len(seed_records)
     finally:

@@ -12,8 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from api.app import create_app
+from service.analyze import Analyzer
 from service.client import PushdownClient, PushdownError
 from tests.spark.world import catalog
+from tests.spark_session import get_spark
 
 SQL = (
     "SELECT o.o_id, c.c_name FROM orders o JOIN customer c ON o.o_custkey = c.c_custkey "
@@ -29,7 +31,10 @@ def stable(answer: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def served(serve: Any, make_settings: Any, tmp_path: Path) -> Any:
     settings = make_settings(api_token="s3cret", data_dir=tmp_path)
-    with serve(create_app(settings)) as url:
+    app = create_app(settings)
+    # analyze on the run's shared session, never stopped by the app's idle timer (as tests/analyze/test_http.py)
+    app.state.analyzer = Analyzer(app.state.analyzer.store, get_spark)
+    with serve(app) as url:
         yield url, settings
 
 

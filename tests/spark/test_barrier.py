@@ -12,7 +12,8 @@ import pytest
 
 from costmodel import optimize_wire
 from service.client import PushdownClient
-from service.spark_plan import EXCLUDED_RULES_KEY, spark_target, to_sql
+from service.spark_plan import EXCLUDED_RULES_KEY, FALLBACK_EXCLUDED_RULES, spark_target, to_sql
+from service.spark_runner import session_settings
 from tests.spark import plans
 from tests.spark.world import CountingUdf, catalog, register
 
@@ -138,3 +139,38 @@ def test_barriered_sql_returns_the_same_rows_on_random_plans(spark, seed):
     result = optimize_wire(plan, cat, {"mode": "never"})
     target = spark_target(result["plan"], result["decisions"], cat)
     assert rows(spark.sql(target.sql)) == rows(spark.sql(to_sql(plan, cat)))
+
+
+ON_SQL = (
+    "SELECT o.o_id, c.c_name FROM orders o JOIN customer c ON o.o_custkey = c.c_custkey AND c.c_nationkey = 5 "
+    "AND expensive_check(o.o_comment)"
+)
+
+
+def test_kept_inner_join_conditions_move_above_the_join_behind_a_barrier(world):
+    """Spark refuses a non-deterministic join condition, so a kept conjunct of an inner join's ON goes to a
+    filter right above the join (the same rows), where its barrier holds it."""
+    spark, udf = world
+    a = answer(ON_SQL, mode="never")
+    assert a["spark"]["conf"] == {} and "expensive_check(o.o_comment)" in a["spark"]["barriers"]
+    fenced = spark.sql(a["spark"]["sql"])
+    (evaluation,) = plans.python_evals(fenced)
+    assert plans.JOINS & plans.below(evaluation)
+    assert_same_result(spark, ON_SQL, a["spark"]["sql"])
+
+
+def test_a_kept_outer_join_condition_is_left_to_spark_and_says_so(world):
+    """No barrier fits in a join condition, and settings would not hold it either: with the smallest rule set
+    excluded, InferFiltersFromConstraints still copies the condition into the join's side (read off the plan)."""
+    spark, _ = world
+    sql = (
+        "SELECT o.o_id, c.c_name FROM orders o LEFT JOIN customer c ON o.o_custkey = c.c_custkey AND c.c_nationkey = 5"
+    )
+    a = answer(sql, mode="never")
+    assert a["spark"]["conf"] == {} and "c.c_nationkey = 5" in a["spark"]["left_to_spark"]
+    assert any("c.c_nationkey = 5" in w and "Spark may move" in w for w in a["warnings"])
+    assert_same_result(spark, sql, a["spark"]["sql"])
+    with session_settings(spark, {EXCLUDED_RULES_KEY: FALLBACK_EXCLUDED_RULES}):
+        excluded = spark.sql(a["spark"]["sql"])
+        excluded.collect()
+        assert any("c_nationkey" in f for f in plans.scan_filters(excluded))

@@ -105,3 +105,22 @@ def test_session_settings_restores_set_and_unset_keys_exactly(spark):
         raise RuntimeError("a failing action")
     assert settings(spark) == before
     spark.conf.set("spark.sql.shuffle.partitions", "2")
+
+
+def test_an_answers_settings_hold_during_each_action_only(world):
+    """Settings an answer carries are on while a write plans and runs (a write plans its query again) and the
+    caller's own values are back afterwards."""
+    from service.spark_runner import SparkRun
+
+    spark, _, _, tmp = world
+    before = settings(spark)
+    seen: list[str] = []
+    run = SparkRun(spark, {}, spark.sql("SELECT 1 AS x"), {"spark.sql.shuffle.partitions": "7"})  # type: ignore[arg-type]
+
+    def write(writer: Any) -> None:
+        seen.append(spark.conf.get("spark.sql.shuffle.partitions"))
+        writer.mode("overwrite").parquet(str(tmp / "held"))
+
+    run.write(write)
+    assert seen == ["7"] and settings(spark) == before
+    assert run.count() == 1 and settings(spark) == before

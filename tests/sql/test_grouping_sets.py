@@ -92,3 +92,16 @@ def test_rendered_as_grouping_sets(dialect: str) -> None:
     text = plan_to_sql(plan, dialect)
     assert "GROUPING SETS" in text
     assert sql_to_plan(text, CATALOG, dialect) == plan
+
+
+def _aggregate_rows(group_by: str) -> float:
+    plan = sql_to_plan(f"SELECT count(*) AS n FROM t GROUP BY {group_by}", CATALOG)
+    answer = optimize_wire(plan, CATALOG, {"mode": "never"})
+    (row,) = [r for r in answer["cost"]["before"]["nodes"] if r["operator"] == "aggregate"]
+    return row["rows_out"]
+
+
+def test_every_grouping_set_adds_its_groups_to_the_estimate() -> None:
+    # t has 7 rows: a rollup adds the grand total row to the groups of a
+    assert _aggregate_rows("ROLLUP (a)") == _aggregate_rows("a") + 1
+    assert _aggregate_rows("CUBE (a, b)") > _aggregate_rows("a, b")

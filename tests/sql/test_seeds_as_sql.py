@@ -139,7 +139,8 @@ def test_sql_gives_the_plan_forms_decisions(case: Case) -> None:
     kinds = {n["id"]: n["operator"] for n in answer["cost"]["before"]["nodes"]}
     assert _summary(answer["decisions"], kinds, case.unqualify) == expected
     assert [r["rule"] for r in answer["rewrites"]] == [r["rule"] for r in planned.rewrites]
-    assert answer["warnings"] == []
+    # A comma join is a cross join under a filter as written: the service says its savings overstate the gain.
+    assert [w for w in answer["warnings"] if "has a cross product" not in w] == []
 
 
 def test_every_seed_outcome_is_covered() -> None:

@@ -1,0 +1,59 @@
+"""Derived tables rendered more than once become one CTE, so a CTE the query used three times reads as one.
+
+The plan inlines a CTE at every reference; rendered as is, a CTE joined to
+itself three times would print its body three times. After rendering, every
+derived table whose text is identical to another one's is defined once in a
+``WITH`` at the top and referenced by name, keeping each reference's alias. A
+copy that the optimizer changed (a filter pushed into one reference only) is
+no longer identical and stays where it is, which is what it now means.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+def hoist_repeated(query: exp.Expression) -> exp.Expression:
+    """Define each repeated derived table once as ``_cteN``; returns ``query``.
+
+    >>> import sqlglot
+    >>> body = "(SELECT x FROM t GROUP BY x)"
+    >>> q = sqlglot.parse_one(f"SELECT a.x FROM {body} AS a JOIN {body} AS b ON a.x = b.x")
+    >>> hoist_repeated(q).sql()
+    'WITH _cte1 AS (SELECT x FROM t GROUP BY x) SELECT a.x FROM _cte1 AS a JOIN _cte1 AS b ON a.x = b.x'
+    """
+    if not isinstance(query, (exp.Select, exp.SetOperation)) or query.args.get("with_"):
+        return query
+    groups: dict[str, list[exp.Subquery]] = {}
+    for sub in query.find_all(exp.Subquery):
+        derived = isinstance(sub.parent, (exp.From, exp.Join)) and sub.alias and isinstance(sub.this, exp.Query)
+        if derived and _self_contained(sub.this):
+            groups.setdefault(sub.this.sql(), []).append(sub)
+    repeated = [subs for subs in groups.values() if len(subs) > 1]
+    if not repeated:
+        return query
+    # Outermost first: a repeat nested inside another repeat is defined once inside that CTE's body.
+    repeated.sort(key=lambda subs: -len(subs[0].this.sql()))
+    ctes: list[exp.CTE] = []
+    taken = {t.name.lower() for t in query.find_all(exp.Table)}
+    for subs in repeated:
+        live = [s for s in subs if s.root() is query]
+        if len(live) < 2:
+            continue
+        name = f"_cte{len(ctes) + 1}"
+        while name in taken:
+            name = f"_{name}"
+        taken.add(name)
+        ctes.append(exp.CTE(this=live[0].this.copy(), alias=exp.TableAlias(this=exp.to_identifier(name))))
+        for sub in live:
+            sub.replace(exp.Table(this=exp.to_identifier(name), alias=sub.args["alias"].copy()))
+    if ctes:
+        query.set("with_", exp.With(expressions=ctes))
+    return query
+
+
+def _self_contained(body: exp.Expression) -> bool:
+    """Every qualified column in ``body`` names a relation of ``body``: no correlated reference that a
+    CTE at the top could not see."""
+    names = {t.alias_or_name.lower() for t in body.find_all(exp.Table, exp.Subquery) if t.alias_or_name}
+    return all(not c.table or c.table.lower() in names for c in body.find_all(exp.Column))

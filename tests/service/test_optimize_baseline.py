@@ -1,0 +1,57 @@
+"""The answer's savings are stated against rule-based pushdown (the plan ``always`` mode makes), and a cross
+product in the query as written is a warning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from service.optimize import OptimizeInput, OptimizeService
+
+TPCH = Path(__file__).resolve().parents[2] / "bench" / "tpch"
+CATALOG = json.loads((TPCH / "catalog.json").read_text())
+UDF_SQL = (
+    "SELECT count(*) AS n FROM orders JOIN customer ON orders.o_custkey = customer.c_custkey "
+    "WHERE customer.c_mktsegment = 'BUILDING' AND customer.c_nationkey = 7 AND score(orders.o_comment)"
+)
+
+
+def optimize(sql: str, mode: str = "cost", **extra) -> dict:
+    return OptimizeService().optimize(OptimizeInput(sql=sql, catalog=CATALOG, options={"mode": mode}, **extra))
+
+
+@pytest.mark.parametrize("query", ["q03", "q05", "q09", "q16", "q21"])
+def test_baseline_is_what_always_mode_costs(query: str) -> None:
+    sql = (TPCH / "queries" / f"{query}.sql").read_text()
+    cost, always = optimize(sql)["cost"], optimize(sql, "always")["cost"]
+    assert cost["baseline"]["total"] == pytest.approx(always["after"]["total"])
+    assert cost["savings_vs_baseline"] == pytest.approx(1 - cost["after"]["total"] / always["after"]["total"], abs=1e-6)
+    assert cost["savings_vs_written"] == cost["savings"]
+
+
+def test_a_kept_expensive_udf_saves_against_the_baseline() -> None:
+    answer = optimize(UDF_SQL, functions={"score": {"cost": 5000}})
+    cost = answer["cost"]
+    assert cost["baseline"]["total"] == pytest.approx(
+        optimize(UDF_SQL, "always", functions={"score": {"cost": 5000}})["cost"]["after"]["total"]
+    )
+    assert cost["savings_vs_baseline"] > 0.9
+    assert answer["spark"]["barriers"] == ["score(orders.o_comment)"]
+
+
+def test_undeclared_functions_cost_like_any_call() -> None:
+    declared = optimize(UDF_SQL, functions={"score": {"cost": 5000}})
+    plain = optimize(UDF_SQL)
+    assert declared["cost"]["baseline"]["total"] > plain["cost"]["baseline"]["total"]
+
+
+def test_a_cross_product_as_written_is_a_warning() -> None:
+    comma = (TPCH / "queries" / "q03.sql").read_text()
+    assert " join " not in comma.lower()  # q03 is written with commas
+    answer = optimize(comma)
+    assert any("cross product" in w for w in answer["warnings"])
+    assert answer["cost"]["savings_vs_written"] > 0.99 and answer["cost"]["savings_vs_baseline"] < 0.5
+    explicit = optimize(UDF_SQL)
+    assert not any("cross product" in w for w in explicit["warnings"])
