@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:  # for type checkers only: at run time expr imports nothing of plan (plan builds on expr)
+    from costmodel.plan import Node
 
 
 class PlanNode(Protocol):
@@ -155,7 +158,7 @@ class Subquery:
     """A scalar, ``exists`` or ``in`` subquery. ``outer_refs``: outer columns it reads."""
 
     kind: str
-    plan: PlanNode
+    plan: Node
     args: tuple[Expr, ...] = ()
     outer_refs: frozenset[int] = frozenset()
 

@@ -10,7 +10,7 @@ schemas, type spellings, measure output types and grouping encoding.
 from __future__ import annotations
 
 import copy
-from typing import Any, cast
+from typing import Any
 
 from costmodel import PlanError, catalog_from_wire, plan_from_wire
 from costmodel.expr import Call, Column, Expr, Literal, Subquery
@@ -281,8 +281,7 @@ class Writer:
     def _subquery(self, sub: Subquery, cids: list[int], path: str) -> dict[str, Any]:
         self.outer.append(cids)
         try:
-            # expr types a subquery's plan loosely (PlanNode) to keep expr free of plan; it is a Node
-            plan, _ = self.rel(cast("Node", sub.plan), f"{path}.subquery")
+            plan, _ = self.rel(sub.plan, f"{path}.subquery")
         finally:
             self.outer.pop()
         if sub.kind == "scalar":
