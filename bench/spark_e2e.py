@@ -127,7 +127,11 @@ def make_spark(master: str = "local[2]") -> SparkSession:
 
 
 class AnswerCache:
-    """The runner's client, asked once per query: D's timed runs then measure Spark, not the service."""
+    """The runner's client, asked once per query: D's timed runs then measure Spark, not the service.
+
+    In-process (``url`` None), as ``PushdownClient()``: the runner then sends no feedback after its actions."""
+
+    url: str | None = None
 
     def __init__(self) -> None:
         self.client = PushdownClient(settings=Settings(data_dir=Path(tempfile.mkdtemp(prefix="spark-e2e-"))))
