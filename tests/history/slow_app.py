@@ -21,10 +21,11 @@ class SlowOptimizer:
         self.inner = inner
         self.delay_s = delay_s
 
-    def optimize(self, body: OptimizeInput) -> dict[str, Any]:
+    def optimize(self, body: OptimizeInput, *ids: str | None) -> dict[str, Any]:
+        """``ids``: the answer's and the caller's request ids, passed on as the route gives them."""
         if (body.context or {}).get("task") == "slow":
             time.sleep(self.delay_s)
-        return self.inner.optimize(body)
+        return self.inner.optimize(body, *ids)
 
 
 def create_app() -> FastAPI:
