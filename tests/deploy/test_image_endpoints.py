@@ -117,7 +117,7 @@ def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
             call("GET", "/dashboard/assets/{file}", asset)
             call("POST", "/dashboard/login", "/dashboard/login", 204, json={"token": TOKEN})
             assert call("GET", "/dashboard/session", "/dashboard/session").json()["signed_in"] is True
-            call("POST", "/dashboard/logout", "/dashboard/logout", 204)
+            call("POST", "/dashboard/logout", "/dashboard/logout", 204, json={})  # POST bodies must be JSON
     finally:
         server.terminate()
         server.wait(timeout=30)
