@@ -65,7 +65,9 @@ def observe_decisions(decisions: Iterable[dict[str, Any]]) -> None:
 
 
 def observe_state(app_state: Any) -> None:
-    """The history queue and the analyze jobs as they are now in this process (gauges)."""
+    """The history queue and the analyze jobs as they are now in this process (gauges); read at scrape time only,
+    since the history's status reads its database. With several workers each gauge holds the value its worker
+    had when it last answered a scrape."""
     history = getattr(app_state, "history", None)
     if history is not None:
         status = history.status()  # memory only (no totals): cheap enough for every request

@@ -60,9 +60,8 @@ def _error_code(body: bytes) -> str | None:
 class ObservabilityMiddleware:
     """Sets the request id, and when the answer is done: counts and times it, logs it, counts its error code."""
 
-    def __init__(self, app: ASGIApp, fastapi_app: FastAPI) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.fastapi_app = fastapi_app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -91,7 +90,6 @@ class ObservabilityMiddleware:
             route = _route_of(scope)
             error = (_error_code(bytes(error_body)) or "http_error") if status >= 400 else None
             metrics.observe_request(route, scope.get("method", ""), status, elapsed, error)
-            metrics.observe_state(self.fastapi_app.state)
             access_log.info(
                 "%s %s %s %.1f ms",
                 scope.get("method"),
@@ -135,4 +133,4 @@ def install_observability(app: FastAPI) -> None:
     from api.deps import require_token
 
     app.include_router(metrics.router, dependencies=[Depends(require_token)])
-    app.add_middleware(ObservabilityMiddleware, fastapi_app=app)
+    app.add_middleware(ObservabilityMiddleware)

@@ -48,9 +48,9 @@ def http(
     source: Path,
 ) -> Iterator[httpx.Client]:
     """A service that has analyzed ``events`` (a real Spark job, through the API) and nothing else."""
-    # analyze reads only under the data roots: here the run's temporary folders, where the test tables are
-    root = str(tmp_path_factory.getbasetemp())
-    settings = make_settings(data_dir=tmp_path_factory.mktemp("data"), analyze_histogram_buckets=10, data_roots=[root])
+    settings = make_settings(
+        data_dir=tmp_path_factory.mktemp("data"), analyze_histogram_buckets=10, data_roots=[str(source.parent)]
+    )
     with serve(make_app(settings, spark)) as url, httpx.Client(base_url=url, timeout=60) as client:
         started = client.post("/tables/events/analyze", json={"path": str(source), "options": {"sample_rows": 5000}})
         assert started.status_code == 202, started.text

@@ -316,7 +316,8 @@ def test_image_files_install_and_serve_with_the_stacks_environment(stack, postgr
         PUSHDOWN_PORT=str(port),
     )
     assert database.scheme == urlparse(url).scheme == "postgresql"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
+    # without PYTHONPATH: a checkout on it (as the worktree instructions set) would shadow the installed copy
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_") and k != "PYTHONPATH"}
     where = subprocess.run(
         [venv / "bin" / "python", "-c", "import api, service; print(api.__file__, service.__file__)"],
         cwd=tmp_path,

@@ -58,6 +58,7 @@ def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
         "PUSHDOWN_PORT": str(port),
         "PUSHDOWN_DATA_DIR": str(tmp_path / "state"),
         "PUSHDOWN_SPARK_MASTER": "local[1]",
+        "PUSHDOWN_DATA_ROOTS": str(tmp_path),  # analyze may read only under the data roots
     }
     log = (tmp_path / "service.log").open("w")
     server = subprocess.Popen([bin_dir / "pushdown", "serve"], cwd=tmp_path, env=env, stdout=log, stderr=log)
@@ -114,6 +115,9 @@ def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
                 part.split('"')[0] for part in page.split('src="')[1:] if part.startswith("/dashboard/assets/")
             )
             call("GET", "/dashboard/assets/{file}", asset)
+            call("POST", "/dashboard/login", "/dashboard/login", 204, json={"token": TOKEN})
+            assert call("GET", "/dashboard/session", "/dashboard/session").json()["signed_in"] is True
+            call("POST", "/dashboard/logout", "/dashboard/logout", 204, json={})  # POST bodies must be JSON
     finally:
         server.terminate()
         server.wait(timeout=30)
