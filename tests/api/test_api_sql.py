@@ -7,6 +7,8 @@ from typing import Any
 import duckdb
 import httpx
 
+from tests.api.dolt_data import CITY_NAMES
+
 CITIES_AND_STATES: dict[str, Any] = {
     "tables": {
         "cities": {
@@ -52,23 +54,7 @@ def test_design_example_sql_round_trip(client: httpx.Client) -> None:
     con.execute("CREATE TABLE states (id INT, name VARCHAR)")
     con.execute("INSERT INTO states VALUES (1,'Alabama'),(2,'Alaska'),(3,'Arizona'),(4,'California'),(5,'Colorado')")
     con.execute("CREATE TABLE cities (id INT, name VARCHAR, state_id INT, first_letter VARCHAR)")
-    names = [
-        "Alabaster",
-        "Auburn",
-        "Birmingham",
-        "Anchorage",
-        "Akutan",
-        "Bethel",
-        "Avondale",
-        "Apache Junction",
-        "Buckeye",
-        "Alturas",
-        "Anaheim",
-        "Bakersfield",
-        "Aurora",
-        "Aspen",
-        "Boulder",
-    ]
+    names = CITY_NAMES
     con.executemany(
         "INSERT INTO cities VALUES (?, ?, ?, ?)", [(i + 1, n, i // 3 + 1, n[0]) for i, n in enumerate(names)]
     )

@@ -12,6 +12,8 @@ datafusion = pytest.importorskip("datafusion")
 from datafusion import SessionContext  # noqa: E402
 from datafusion.substrait import Consumer, Plan, Producer  # noqa: E402
 
+from tests.api.dolt_data import CITY_NAMES, STATE_NAMES  # noqa: E402
+
 CATALOG: dict[str, Any] = {
     "tables": {
         "cities": {
@@ -34,26 +36,8 @@ QUERY = (
 @pytest.fixture(scope="module")
 def ctx() -> SessionContext:
     ctx = SessionContext()
-    ctx.from_pydict(
-        {"id": [1, 2, 3, 4, 5], "name": ["Alabama", "Alaska", "Arizona", "California", "Colorado"]}, name="states"
-    )
-    names = [
-        "Alabaster",
-        "Auburn",
-        "Birmingham",
-        "Anchorage",
-        "Akutan",
-        "Bethel",
-        "Avondale",
-        "Apache Junction",
-        "Buckeye",
-        "Alturas",
-        "Anaheim",
-        "Bakersfield",
-        "Aurora",
-        "Aspen",
-        "Boulder",
-    ]
+    ctx.from_pydict({"id": [1, 2, 3, 4, 5], "name": STATE_NAMES}, name="states")
+    names = CITY_NAMES
     ctx.from_pydict(
         {"id": list(range(1, 16)), "name": names, "state_id": [i // 3 + 1 for i in range(15)]}, name="cities"
     )
