@@ -7,10 +7,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
 
 from api import feedback, routes, tables
 from api.errors import install_error_handling
@@ -19,7 +18,6 @@ from api.history import install_history
 from api.models import OptimizeRequest
 from api.observability import install_observability
 from api.shutdown import install_graceful_shutdown
-from costmodel.deadline import DeadlineExceeded
 from service import __version__
 from service.analyze import Analyzer, spark_session
 from service.bounded import BoundedRunner
@@ -60,7 +58,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.jobs = JobRunner()
     app.state.runner = BoundedRunner(settings.request_time_limit_s, settings.max_concurrent_work)
     install_error_handling(app)
-    app.add_exception_handler(DeadlineExceeded, _time_limit)
     install_hygiene(app, settings)
     app.include_router(routes.open_router)
     app.include_router(routes.router)
@@ -74,18 +71,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_observability(app)  # last: the outermost middleware (request id, metrics, access log), /metrics
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
-
-
-async def _time_limit(request: Request, exc: Exception) -> JSONResponse:
-    limit = request.app.state.settings.request_time_limit_s
-    body = {
-        "error": "time_limit",
-        "message": f"the request took longer than the limit of {limit:g} s and was stopped "
-        "(PUSHDOWN_REQUEST_TIME_LIMIT_S); send a smaller plan or query",
-        "path": "$",
-        "detail": {"limit_s": limit},
-    }
-    return JSONResponse(body, status_code=503, headers={"Retry-After": "1"})
 
 
 def _stop_background_work_at_shutdown(app: FastAPI) -> None:

@@ -13,12 +13,13 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from api.deps import SESSION_COOKIE, SettingsDep, read_body, session_value, token_matches
 from api.models import validation_error
+from service.errors import InputError
 from service.jsonguard import parse_json
 
 STATIC_DIR = Path(__file__).parent / "static" / "dashboard"
@@ -59,9 +60,7 @@ async def login(request: Request, settings: SettingsDep) -> Response:
     if expected is None:
         return Response(status_code=204)
     if not token_matches(body.token, expected):
-        return JSONResponse(
-            {"error": "unauthorized", "message": "that token was refused", "path": "$.token"}, status_code=401
-        )
+        raise InputError("unauthorized", "that token was refused", "$.token")
     response = Response(status_code=204)
     response.set_cookie(
         SESSION_COOKIE,

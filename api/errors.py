@@ -1,4 +1,9 @@
-"""Every error becomes a JSON body ``{"error", "message", "path", "detail"?}``; none carries a stack trace."""
+"""Every error becomes a JSON body ``{"error", "message", "path", "detail"?}``; none carries a stack trace.
+
+One handler maps the one hierarchy (``costmodel.errors.ServiceError``: the engine's, the service's, the adapters'
+errors and the time limit) to HTTP; routes raise, they never build error answers themselves. Starlette's own
+errors (404, 405, the bearer check's 401) get the same body shape.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from costmodel.errors import ServiceError
 
 logger = logging.getLogger(__name__)
 
-#: Status per error code; every other ``ServiceError`` (bad input) is a 422.
+#: Status per error code; every other ``ServiceError`` has its class's ``status`` (bad input: 422).
 STATUS_BY_CODE = {
     "malformed_json": 400,
     "unauthorized": 401,
@@ -29,10 +34,20 @@ STATUS_BY_CODE = {
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 
 
+def status_of(exc: ServiceError) -> int:
+    """The HTTP status of ``exc``: its code's own, else its class's."""
+    return STATUS_BY_CODE.get(exc.code, exc.status)
+
+
+def error_response(exc: ServiceError) -> JSONResponse:
+    """The answer for ``exc``: its body, status and headers."""
+    return JSONResponse(exc.to_wire(), status_code=status_of(exc), headers=exc.headers or None)
+
+
 async def _service_error(request: Request, exc: Exception) -> JSONResponse:
-    """The one mapping of the error hierarchy to HTTP: engine (``PlanError``) and service (``InputError``) alike."""
+    """The one mapping of the error hierarchy to HTTP."""
     assert isinstance(exc, ServiceError)  # registered for ServiceError only
-    return JSONResponse(exc.to_wire(), status_code=STATUS_BY_CODE.get(exc.code, 422))
+    return error_response(exc)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

@@ -14,12 +14,12 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
 
 from api import dashboard
 from api.deps import HistoryDep, require_token
 from api.models import ErrorResponse
 from api.overview import overview
+from service.errors import InputError
 from service.history import Filters, HistoryRecorder, HistoryStore, explain_tree
 from service.settings import Settings
 
@@ -34,20 +34,16 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 T = TypeVar("T")
 
 
-def _error(status: int, code: str, message: str, path: str = "$") -> JSONResponse:
-    return JSONResponse({"error": code, "message": message, "path": path}, status_code=status)
-
-
-async def _read(history: HistoryRecorder, read: Callable[[HistoryStore], T]) -> T | JSONResponse:
-    """Run a store read off the event loop; a store that is off or down becomes a 503 with no internals."""
+async def _read(history: HistoryRecorder, read: Callable[[HistoryStore], T]) -> T:
+    """Run a store read off the event loop; a store that is off or down is a 503 with no internals."""
     if history.store is None:
-        return _error(503, "history_unavailable", "optimization history is disabled (see PUSHDOWN_HISTORY_ENABLED)")
+        raise InputError("history_unavailable", "optimization history is disabled (see PUSHDOWN_HISTORY_ENABLED)")
     store = history.store
     try:
         return await run_in_threadpool(read, store)
     except Exception as exc:
         logger.warning("history read failed: %r", exc)
-        return _error(503, "history_unavailable", f"the history store ({store.backend}) cannot be read")
+        raise InputError("history_unavailable", f"the history store ({store.backend}) cannot be read") from None
 
 
 def _filters(
@@ -69,10 +65,7 @@ async def list_optimizations(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Any:
-    result = await _read(history, lambda store: _with_overview(store, *store.list(filters, limit, offset)))
-    if isinstance(result, JSONResponse):
-        return result
-    items, total = result
+    items, total = await _read(history, lambda store: _with_overview(store, *store.list(filters, limit, offset)))
     return {"items": items, "total": total, "limit": limit, "offset": offset}
 
 
@@ -92,10 +85,8 @@ def _with_overview(store: HistoryStore, items: list[dict[str, Any]], total: int)
 )
 async def get_optimization(record_id: str, history: HistoryDep, request: Request) -> Any:
     record = await _read(history, lambda store: store.get(record_id))
-    if isinstance(record, JSONResponse):
-        return record
     if record is None:
-        return _error(404, "not_found", f"no optimization {record_id!r}", "$.id")
+        raise InputError("not_found", f"no optimization {record_id!r}", "$.id")
     response = record["response"]
     cost = response.get("cost") or {}
     explain = response.get("explain") or {}

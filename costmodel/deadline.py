@@ -3,7 +3,8 @@
 The service sets the deadline around each request's work (``deadline_scope``); long loops call
 ``check_deadline()``, which costs one clock read and raises ``DeadlineExceeded`` once the time is up.
 The deadline lives in a context variable, so concurrent requests in other threads have their own, and code
-run outside any scope (the command line, tests) never times out. Standalone on purpose: any layer may import it.
+run outside any scope (the command line, tests) never times out. Standalone on purpose (it imports only the error
+hierarchy's root): any layer may import it.
 """
 
 from __future__ import annotations
@@ -12,15 +13,33 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import ClassVar
+
+from costmodel.errors import ServiceError
 
 _deadline: ContextVar[float | None] = ContextVar("pushdown_deadline", default=None)
 
 
-class DeadlineExceeded(Exception):
-    """The request's time limit passed; the service answers 503 ``time_limit``."""
+class DeadlineExceeded(ServiceError):
+    """The request's time limit passed; the service answers 503 ``time_limit``, to be retried smaller.
+
+    Raised with no argument where the limit is not known (``check_deadline``, an interrupt landing in a thread);
+    the service's runner raises it again with its ``limit_s`` before it reaches the caller.
+
+    >>> DeadlineExceeded(10).to_wire()["detail"]
+    {'limit_s': 10}
+    """
+
+    status: ClassVar[int] = 503
+    headers: ClassVar[dict[str, str]] = {"Retry-After": "1"}
 
     def __init__(self, limit_s: float | None = None) -> None:
-        super().__init__("the request took longer than its time limit")
+        limit = "its time limit" if limit_s is None else f"the limit of {limit_s:g} s"
+        message = (
+            f"the request took longer than {limit} and was stopped (PUSHDOWN_REQUEST_TIME_LIMIT_S); "
+            "send a smaller plan or query"
+        )
+        super().__init__("time_limit", message, "$", None if limit_s is None else {"limit_s": limit_s})
         self.limit_s = limit_s
 
 

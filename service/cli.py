@@ -14,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from costmodel import PlanError
+from costmodel.errors import ServiceError
 from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
 from service.errors import InputError
 from service.settings import Settings
@@ -241,7 +241,7 @@ def _optimize(
         except ValueError:  # a store the command line cannot open: requests that name no table still work
             store = None
         return OptimizeService(store).optimize(parse_optimize_request(raw, settings.max_json_depth))
-    except (InputError, PlanError) as exc:
+    except ServiceError as exc:
         line, column = _sql_position(exc)
         if text is not None and line is not None:
             _fail_at_sql(exc.message, text, where, line, column)

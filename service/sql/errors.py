@@ -1,15 +1,17 @@
-"""The one error type the SQL adapter raises.
+"""The one error type the SQL adapter raises: a ``ServiceError`` (422) carrying the position in the SQL text.
 
-Callers (the HTTP layer, the command line) turn it into a 4xx body with
-``to_wire()``; it carries the SQL position so a user can find the problem.
+The service re-raises it as an ``InputError`` at ``$.sql`` with the position in ``detail``; one that escapes
+is still answered by the one handler (``api.errors``) as a 422, never a 500.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from costmodel.errors import ServiceError
 
-class SqlError(ValueError):
+
+class SqlError(ServiceError, ValueError):
     """SQL (or a plan) the adapter cannot translate faithfully.
 
     ``code`` is machine readable (``parse_error``, ``unknown_table``,
@@ -26,19 +28,20 @@ class SqlError(ValueError):
         column: int | None = None,
         detail: dict[str, Any] | None = None,
     ) -> None:
-        self.code = code
-        self.message = message
+        super().__init__(code, message, "$", detail)
         self.line = line
         self.column = column
-        self.detail: dict[str, Any] = dict(detail or {})
-        where = f" (line {line}, column {column})" if line is not None else ""
-        super().__init__(f"{code}: {message}{where}")
+
+    def __str__(self) -> str:
+        where = f" (line {self.line}, column {self.column})" if self.line is not None else ""
+        return f"{self.code}: {self.message}{where}"
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON error body: what is wrong and where."""
         body: dict[str, Any] = {
             "error": self.code,
             "message": self.message,
+            "path": self.path,
             "line": self.line,
             "column": self.column,
         }

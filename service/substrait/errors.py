@@ -1,4 +1,4 @@
-"""The one error type the Substrait adapter raises.
+"""The one error type the Substrait adapter raises: a ``ServiceError`` (422).
 
 It carries a JSON path into the Substrait document, so a caller can find the
 relation or expression the adapter refused without reading a stack trace.
@@ -6,10 +6,10 @@ relation or expression the adapter refused without reading a stack trace.
 
 from __future__ import annotations
 
-from typing import Any
+from costmodel.errors import ServiceError
 
 
-class SubstraitError(ValueError):
+class SubstraitError(ServiceError, ValueError):
     """A Substrait plan (or a rewritten wire plan) the adapter cannot translate faithfully.
 
     ``code`` is machine readable (``invalid_substrait``, ``unsupported``,
@@ -19,16 +19,5 @@ class SubstraitError(ValueError):
     (for ``unsupported``: ``construct``).
     """
 
-    def __init__(self, code: str, message: str, path: str = "$", detail: dict[str, Any] | None = None) -> None:
-        self.code = code
-        self.message = message
-        self.path = path
-        self.detail: dict[str, Any] = dict(detail or {})
-        super().__init__(f"{code}: {message} (at {path})")
-
-    def to_wire(self) -> dict[str, Any]:
-        """The JSON error body: what is wrong and where."""
-        body: dict[str, Any] = {"error": self.code, "message": self.message, "path": self.path}
-        if self.detail:
-            body["detail"] = self.detail
-        return body
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message} (at {self.path})"
