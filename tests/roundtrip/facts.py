@@ -91,14 +91,19 @@ def _node_facts(kind: str, node: dict[str, Any]) -> Iterator[Fact]:
                     yield (kind, "frame.kind", frame["kind"])
                     yield (kind, "frame.start", _bound(frame["start"]))
                     yield (kind, "frame.end", _bound(frame["end"]))
+                    yield (kind, "frame", f"{frame['kind']} {frame['start']} and {frame['end']}")  # the numbers too
                 if item.get("partition_by") is not None:
                     yield (kind, "functions.partition_by", "")
-        elif kind == "aggregate" and key == "group_by":
+        elif kind == "limit":
             yield (kind, key, "")
-            if any(isinstance(item, dict) and "as" in item for item in value):
+            yield (kind, f"{key}.value", str(value))
+        elif kind in ("aggregate", "window") and key in ("group_by", "aggregates", "partition_by"):
+            yield (kind, key, "")
+            yield (kind, f"{key}.length", str(len(value)))
+            if key == "group_by" and any(isinstance(item, dict) and "as" in item for item in value):
                 yield (kind, "group_by.computed", "")
         elif kind == "aggregate" and key == "grouping_sets":
-            yield (kind, key, str(len(value)))
+            yield (kind, key, str(value))
             if [] in value:
                 yield (kind, "grouping_sets.empty", "")
         elif kind == "scan" and key == "alias" and value == node.get("table"):

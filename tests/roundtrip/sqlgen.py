@@ -43,7 +43,16 @@ SHAPES = ("group_by", "group_expr", "having", "count_distinct", "grouping_sets",
 WINDOWS = ("window:rows", "window:range", "window:range_offset", "window:no_frame", "window:rank")
 PREDICATES = ("where", "exists", "in_subquery", "not_in", "scalar_subquery", "correlated_scalar")
 ORDERS = ("order:asc", "order:desc", "nulls:first", "nulls:last", "order:input", "limit", "offset")
-FROMS = ("derived", "derived_columns", "derived_aggregate", "derived_window", "derived_setop", "cte", "self_join")
+FROMS = (
+    "derived",
+    "derived_columns",
+    "derived_aggregate",
+    "derived_window",
+    "derived_setop",
+    "derived_limit",
+    "cte",
+    "self_join",
+)
 FEATURES: tuple[str, ...] = (
     *JOINS,
     *SETOPS,
@@ -127,6 +136,10 @@ class QueryGen:
             inner = self._setop_block(self.rng.choice(list(SETOPS)))
         elif kind == "derived_aggregate":
             inner = self._select({self.rng.choice(SHAPES)}, top=False)
+        elif kind == "derived_limit":  # ORDER BY every output, LIMIT: nothing may pass below it
+            inner = self._select(
+                {"limit", "keep_id", self.rng.choice(["offset", "order:desc", "nulls:last"])}, top=True
+            )
         elif kind == "derived_window":
             inner = self._select({self.rng.choice(WINDOWS), "keep_id"}, top=False)
         else:
