@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from service.history import HistoryRecorder
+from service.answer import for_caller
 from service.settings import Settings
 from tests.history.requests import MIX, request
 
@@ -43,7 +44,10 @@ def test_every_optimization_is_recorded_and_readable(serve: Serve, history_setti
 
         sql_answer = answers[1]
         record = http.get(f"/api/optimizations/{sql_answer['request_id']}").json()
-        assert record["response"] == sql_answer  # the full answer, as sent
+        # the full answer: what was sent (the summary by default) is it trimmed; the drill-down's parts are in it
+        assert for_caller(record["response"], "summary") == sql_answer
+        assert record["response"]["decisions"] and record["response"]["explain"]["before"]
+        assert record["response"]["cost"]["after"]["nodes"]
         assert record["request"]["sql"] == request("having", None)["sql"]
         assert record["request"]["context"] == {"pipeline": "daily_cities", "task": "report", "run": "run-0"}
         assert record["input_form"] == "sql" and record["model_version"] == sql_answer["model_version"]
