@@ -54,7 +54,7 @@ def test_every_optimization_is_recorded_and_readable(serve: Serve, history_setti
         assert record["duration_ms"] > 0
         before, after = record["trees"]["before"], record["trees"]["after"]
         assert before[0]["label"].startswith("Limit") and before[0]["cost"] is not None
-        assert after[0]["id"] == sql_answer["cost"]["after"]["nodes"][0]["id"]
+        assert after[0]["id"] == record["response"]["cost"]["after"]["nodes"][0]["id"]
 
         missing = http.get("/api/optimizations/nope")
         assert missing.status_code == 404 and missing.json()["error"] == "not_found"
