@@ -24,6 +24,7 @@ from service.bounded import BoundedRunner
 from service.feedback.use_case import FeedbackService
 from service.jobs import JobRunner
 from service.optimize import OptimizeService, allow_deep_plans
+from service.request_cache import request_cache
 from service.settings import Settings
 from service.statistics import StatisticsStore
 
@@ -65,6 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
     app.state.feedback = FeedbackService(app.state.history, store)  # /feedback, and estimates learned from it
     app.state.optimizer.feedback = app.state.feedback
+    app.state.optimizer.cache = request_cache(settings, store, app.state.feedback)
     app.include_router(feedback.router)
     _stop_background_work_at_shutdown(app)  # queued analyze jobs, the analyze Spark session
     install_graceful_shutdown(app, settings.shutdown_grace_s)  # SIGTERM: finish within the grace period

@@ -83,6 +83,11 @@ class OptimizeRequest(BaseModel):
         ),
     )
     context: Context | None = None
+    detail: Literal["summary", "full"] = Field(
+        default="summary",
+        description="summary: the per-predicate summary, plan or query, totals; full: also the decision matrix "
+        "(`decisions`), per-node cost tables, EXPLAIN trees and, for plan and Substrait input, `spark`.",
+    )
 
     @model_validator(mode="after")
     def _plan_or_sql(self) -> OptimizeRequest:
@@ -110,6 +115,7 @@ class OptimizeRequest(BaseModel):
             catalog=self.catalog,
             options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
+            detail=self.detail,
         )
 
 
@@ -184,7 +190,7 @@ class CostTable(BaseModel):
     model_config = _OPEN
 
     total: float
-    nodes: list[CostNode]
+    nodes: list[CostNode] | None = Field(default=None, description="Per operator; only with `detail: \"full\"`.")
 
 
 class Cost(BaseModel):
@@ -290,6 +296,13 @@ class PredicateSummary(BaseModel):
     steps: list[SummaryStep]
 
 
+class CacheInfo(BaseModel):
+    """Whether an answer came from the request cache (also the ``Pushdown-Cache`` header)."""
+
+    hit: bool
+    age_s: float | None = Field(default=None, description="Seconds since the cached answer was computed.")
+
+
 class OptimizeResponse(BaseModel):
     model_config = _OPEN
 
@@ -304,7 +317,9 @@ class OptimizeResponse(BaseModel):
     substrait: dict[str, Any] | None = Field(
         default=None, description="The rewritten plan as Substrait JSON, when Substrait came in."
     )
-    decisions: list[Decision]
+    decisions: list[Decision] | None = Field(
+        default=None, description="The decision matrix, one row per predicate and operator; `detail: \"full\"`."
+    )
     estimates: list[Estimate]
     rewrites: list[Any] = Field(description="Outer joins made inner, always-true conjuncts dropped, never-true ones.")
     scans: list[Any] = Field(
@@ -315,7 +330,8 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Analyzed tables whose statistics the answer used."
     )
     cost: Cost
-    explain: Explain
+    explain: Explain | None = Field(default=None, description="EXPLAIN trees before and after; `detail: \"full\"`.")
+    cache: CacheInfo | None = Field(default=None, description="Whether the answer came from the request cache.")
     model_version: str | None = Field(default=None, description="The cost model's version.")
     spark: dict[str, Any] | None = Field(
         default=None,

@@ -16,9 +16,13 @@ from api.deps import HistoryDep, OptimizerDep, RunnerDep, optimize_input, requir
 from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
+from service.answer import NonFiniteNumber
 from service.history import HISTORY_HEADER
-from service.jsonguard import dumps_answer, number_overflow
-from service.optimize import OptimizeInput, OptimizeService
+from service.jsonguard import number_overflow
+from service.optimize import Answered, OptimizeInput, OptimizeService
+
+#: The response header that says whether the answer came from the request cache: hit, miss, bypass or off.
+CACHE_HEADER = "Pushdown-Cache"
 
 #: Open to everyone, so load balancers can probe without the token.
 open_router = APIRouter()
@@ -68,14 +72,25 @@ async def optimize(
     ids = _answer_ids(request)
     # the request's context (its id, for log lines) goes along into the worker thread
     context = contextvars.copy_context()
-    answer, payload = await runner.run(context.run, _answer, optimizer, body, ids, deadline=request.state.deadline)
-    observe_decisions(answer.get("decisions", ()))
-    response = Response(payload, media_type="application/json")
+    use_cache = not _no_cache(request.headers.get("cache-control"))
+    answered = await runner.run(context.run, _answer, optimizer, body, ids, use_cache, deadline=request.state.deadline)
+    observe_decisions(answered.answer.get("decisions", ()))
+    response = Response(answered.payload, media_type="application/json")
+    response.headers[CACHE_HEADER] = answered.cache
     # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
+    # The history keeps the full answer whatever detail the caller asked for (the drill-down renders it).
     elapsed_ms = (time.perf_counter() - started) * 1000
-    outcome = await history.record(body, answer, payload, elapsed_ms, getattr(request.state, "raw_body", None))
+    raw = getattr(request.state, "raw_body", None)
+    outcome = await history.record(body, answered.answer, answered.record, elapsed_ms, raw)
     response.headers[HISTORY_HEADER] = outcome
     return response
+
+
+def _no_cache(value: str | None) -> bool:
+    """``Cache-Control: no-cache`` or ``no-store`` on the request: compute the answer afresh."""
+    if not value:
+        return False
+    return any(part.strip().lower() in ("no-cache", "no-store") for part in value.split(","))
 
 
 def _answer_ids(request: Request) -> tuple[str | None, str | None]:
@@ -90,15 +105,14 @@ def _answer_ids(request: Request) -> tuple[str | None, str | None]:
 
 
 def _answer(
-    optimizer: OptimizeService, body: OptimizeInput, ids: tuple[str | None, str | None]
-) -> tuple[dict[str, Any], bytes]:
+    optimizer: OptimizeService, body: OptimizeInput, ids: tuple[str | None, str | None], use_cache: bool = True
+) -> Answered:
     """The answer and its JSON; a cost that overflowed to infinity is the request's fault (422 with a path)."""
-    request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
     try:
-        answer = optimizer.optimize(body, *ids)
-    except OverflowError:
+        return optimizer.answer(body, *ids, use_cache=use_cache)
+    except (OverflowError, NonFiniteNumber):
+        request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
         raise number_overflow(request) from None
-    return answer, dumps_answer(answer, request)
 
 
 @router.get("/openapi.json", include_in_schema=False)

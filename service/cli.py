@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -240,7 +241,8 @@ def _optimize(
             store: StatisticsStore | None = StatisticsStore.from_settings(settings)
         except ValueError:  # a store the command line cannot open: requests that name no table still work
             store = None
-        return OptimizeService(store).optimize(parse_optimize_request(raw, settings.max_json_depth))
+        request = parse_optimize_request(raw, settings.max_json_depth)
+        return OptimizeService(store).optimize(replace(request, detail="full"))  # the command prints it all
     except ServiceError as exc:
         line, column = _sql_position(exc)
         if text is not None and line is not None:

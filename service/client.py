@@ -273,7 +273,9 @@ class _InProcess:
                 request = OptimizeRequest.model_validate(body).to_input()
             except ValidationError as exc:
                 raise validation_error(exc) from None
-            return self.optimizer.optimize(request)
+            from service.answer import for_caller
+
+            return for_caller(self.optimizer.answer(request).answer, request.detail)  # shaped as over HTTP
 
         return self._call(run)
 

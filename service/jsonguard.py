@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 import numpy as np
+import orjson
 
 from costmodel.deadline import check_deadline
 from service.errors import InputError
@@ -165,6 +166,30 @@ def _position(raw: bytes, offset: int) -> dict[str, int]:
     return {"line": line, "column": column, "position": offset}
 
 
+#: Digits to ``1``, every other byte to ``0``: a run of 19 ``1`` is a run of 19 digits (a plain substring search,
+#: several times faster than a regex). An integer literal that long may be beyond 64 bits, which orjson would
+#: read as a float: such input takes the careful path.
+_DIGIT_MAP = bytes(49 if 48 <= b <= 57 else 48 for b in range(256))
+_LONG_DIGITS = b"1" * 19
+_NOT_ORDINARY = object()
+
+
+def _parse_ordinary(raw: bytes) -> Any:
+    """The document decoded by orjson (several times faster than ``json.loads`` with the number hooks), or
+    ``_NOT_ORDINARY`` when it is anything but ordinary JSON, for the careful path to decode or explain.
+
+    orjson refuses what the careful path refuses (malformed JSON or UTF-8, NaN, numbers beyond float range,
+    lone surrogates) and reads everything else as ``json.loads`` does, except integers beyond 64 bits (it
+    reads them as floats): a run of 19 digits anywhere sends the document to the careful path.
+    """
+    if _LONG_DIGITS in raw.translate(_DIGIT_MAP):
+        return _NOT_ORDINARY
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _NOT_ORDINARY
+
+
 def parse_json(raw: bytes, max_depth: int) -> Any:
     """Decode a UTF-8 JSON document, or raise ``InputError`` saying what is wrong and where.
 
@@ -172,6 +197,9 @@ def parse_json(raw: bytes, max_depth: int) -> Any:
     are text (no lone surrogates); anything else is refused with its JSON path.
     """
     check_depth(raw, max_depth)
+    fast = _parse_ordinary(raw)
+    if fast is not _NOT_ORDINARY:
+        return fast
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -196,9 +224,11 @@ def dumps_answer(answer: Any, request: Any) -> bytes:
 
     ``request``: the parsed input, searched for the number that most likely caused the overflow.
     """
+    from service.answer import NonFiniteNumber, to_json
+
     try:
-        return json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-    except ValueError:
+        return to_json(answer)
+    except NonFiniteNumber:
         raise number_overflow(request) from None
 
 

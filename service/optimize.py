@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -18,12 +19,15 @@ from costmodel import optimize_wire
 from service.analyzed_tables import (
     add_analyzed_tables,
     change_warning,
+    described,
     tables_in_plan,
     tables_in_sql,
     used_statistics,
 )
+from service.answer import DEFAULT_DETAIL, Detail, canonical_json, for_caller, to_json
 from service.decision_summary import summarize
 from service.errors import InputError
+from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
 from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
 
 if TYPE_CHECKING:
@@ -52,6 +56,33 @@ class OptimizeInput:
     catalog: dict[str, Any] | None = None
     options: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
+    #: how much of the answer the caller wants sent (``service.answer``); the answer computed is the same
+    detail: Detail = DEFAULT_DETAIL
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """One request's answer: the full answer (what the history records), the JSON sent to the caller (at its
+    detail), the full JSON, and what the cache did (``hit``, ``miss``, ``bypass`` or ``off``)."""
+
+    answer: dict[str, Any]
+    payload: bytes
+    record: bytes
+    cache: str
+
+
+def cache_option(options: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bool]:
+    """The options without ``cache`` (a service option: false skips the request cache), and its value.
+
+    >>> cache_option({"mode": "cost", "cache": False})
+    ({'mode': 'cost'}, False)
+    """
+    if not options or "cache" not in options:
+        return options, True
+    use = options["cache"]
+    if not isinstance(use, bool):
+        raise InputError("invalid_options", "cache must be true or false", "$.options.cache")
+    return {k: v for k, v in options.items() if k != "cache"}, use
 
 
 def _tables_read(request: OptimizeInput) -> list[str]:
@@ -68,27 +99,113 @@ def _resolved_by(name: str, given: dict[str, Any] | None) -> str:
 
 
 class OptimizeService:
-    """Runs the engine for one request and adds what the service owns: the request id and the context echo."""
+    """Runs the engine for one request and adds what the service owns: the request id, the context echo and
+    the request cache."""
 
-    def __init__(self, store: StatisticsStore | None = None, feedback: FeedbackService | None = None) -> None:
+    def __init__(
+        self,
+        store: StatisticsStore | None = None,
+        feedback: FeedbackService | None = None,
+        cache: RequestCache | None = None,
+    ) -> None:
         """``store``: where catalog tables given as ``{"ref": name}`` are looked up (None: refs are refused);
-        ``feedback``: observed selectivities of earlier runs (None: estimates never come from feedback)."""
+        ``feedback``: observed selectivities of earlier runs (None: estimates never come from feedback);
+        ``cache``: answers of recurring requests (None: every request is computed)."""
         self.store = store
         self.feedback = feedback
+        self.cache = cache
 
     def optimize(
         self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
     ) -> dict[str, Any]:
-        """Raises ``costmodel.PlanError`` or ``service.errors.InputError`` for input it cannot accept.
+        """The full answer, computed (never cached). Raises ``costmodel.PlanError`` or
+        ``service.errors.InputError`` for input it cannot accept.
 
         ``request_id``: the answer's id (a new UUID when None); ``client_request_id``: the caller's own
         ``X-Request-ID``, echoed in the answer when given.
         """
+        options, _ = cache_option(request.options)
+        request = replace(request, options=options)
+        rest, _ = self._compute(request, _tables_read(request))
+        return {**_head(request, request_id, client_request_id), **rest}
+
+    def answer(
+        self,
+        request: OptimizeInput,
+        request_id: str | None = None,
+        client_request_id: str | None = None,
+        use_cache: bool = True,
+    ) -> Answered:
+        """The answer and its JSON, from the cache when the same request met the same state before.
+
+        ``use_cache``: False skips the cache (so does ``options.cache: false``). Raises as ``optimize`` does,
+        and ``service.answer.NonFiniteNumber`` when a number overflowed.
+        """
+        options, wanted = cache_option(request.options)
+        request = replace(request, options=options)
+        cache = self.cache if use_cache and wanted else None
+        status = "off" if self.cache is None else "bypass"
+        entry = None
+        if cache is not None:
+            key = self._key(request)
+            entry = cache.get(key)
+            status = "hit" if entry is not None else "miss"
+        if entry is None:
+            tables = _tables_read(request)
+            dependencies = self._dependencies(request, tables)
+            before = cache.generations.snapshot(dependencies) if cache is not None else None
+            rest, fingerprints = self._compute(request, tables)
+            full = to_json(rest)[1:]
+            summary = to_json(for_caller(rest, "summary"))[1:]
+            entry = Entry(rest, full, summary, dependencies, fingerprints=fingerprints or ())
+            if cache is not None and fingerprints is not None:
+                cache.put(key, entry, before)
+            elif self.cache is not None:
+                self.cache.counters.bypassed += status == "bypass"
+        head = _head(request, request_id, client_request_id)
+        hit = status == "hit"
+        head["cache"] = {"hit": True, "age_s": round(time.time() - entry.created, 3)} if hit else {"hit": False}
+        prefix = to_json(head)[:-1] + b","
+        record = prefix + entry.full
+        payload = record if request.detail == "full" else prefix + entry.summary
+        return Answered({**head, **entry.answer}, payload, record, status)
+
+    def _key(self, request: OptimizeInput) -> bytes:
+        """The normalized request: what can change the full answer, as canonical JSON."""
+        feedback_on = self.feedback is not None and (request.options or {}).get("feedback", True) is not False
+        parts = {
+            "plan": request.plan,
+            "sql": request.sql,
+            "substrait": request.substrait,
+            "dialect": request.dialect,
+            "catalog": request.catalog,
+            "options": request.options,
+            "spark": _wants_spark(request),
+            "context": request.context if feedback_on else None,  # feedback is looked up by pipeline and task
+        }
+        return canonical_json(parts)
+
+    def _dependencies(self, request: OptimizeInput, tables: list[str]) -> tuple[str, ...]:
+        """The state the answer reads besides the request: analyzed tables, and feedback per catalog table."""
+        names: list[str] = []
+        given = request.catalog
+        if self.store is not None and (any(not described(name, given) for name in tables) or _has_refs(given)):
+            names.append(STATISTICS)
+        feedback_on = (request.options or {}).get("feedback", True) is not False
+        if feedback_on and self.feedback is not None and isinstance(given, dict):
+            names += [feedback_dependency(str(t)) for t in (given.get("tables") or {})]
+        return tuple(names)
+
+    def _compute(
+        self, request: OptimizeInput, tables: list[str]
+    ) -> tuple[dict[str, Any], tuple[tuple[dict[str, Any], str | None], ...] | None]:
+        """The answer without its head, and the analyzed sources it checked with their digests (None: the
+        answer reports a changed source, so it is not worth caching)."""
         from service.feedback.annotate import annotate, feedback_option
 
         options, use_feedback = feedback_option(request.options)
         given = request.catalog
-        by_name = add_analyzed_tables(given, _tables_read(request), self.store, bare_keys=request.sql is not None)
+        by_name = add_analyzed_tables(given, tables, self.store, bare_keys=request.sql is not None)
         used: list[tuple[str, StoredTable]] = []
         catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
         resolved = replace(request, catalog=catalog, options=options)
@@ -110,15 +227,19 @@ class OptimizeService:
         always = {**(options or {}), "mode": "always"}
         add_baseline(response, mode, lambda: engine(original, catalog, always))
         warn_cross_products(response, original)
-        attach_spark(response, catalog)
+        if _wants_spark(request):
+            attach_spark(response, catalog)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics
-        ids = {"request_id": request_id or str(uuid.uuid4())}
-        if client_request_id is not None:
-            ids["client_request_id"] = client_request_id
+        checked = [s for s in statistics if s["source_changed"] is not None]
+        fingerprints = (
+            None
+            if any(s["source_changed"] for s in checked)
+            else tuple((s["source"], s["fingerprint"]["digest"]) for s in checked)
+        )
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
-        return {**ids, "context": request.context, "summary": summarize(response), **response}
+        return {"summary": summarize(response), **response}, fingerprints
 
     def _run(
         self, request: OptimizeInput, engine: Callable[..., dict[str, Any]]
@@ -169,6 +290,26 @@ class OptimizeService:
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
         return plan, response
+
+
+def _head(request: OptimizeInput, request_id: str | None, client_request_id: str | None) -> dict[str, Any]:
+    """What an answer says about its own request: ids and the context echo."""
+    head: dict[str, Any] = {"request_id": request_id or str(uuid.uuid4())}
+    if client_request_id is not None:
+        head["client_request_id"] = client_request_id
+    head["context"] = request.context
+    return head
+
+
+def _wants_spark(request: OptimizeInput) -> bool:
+    """The ``spark`` object (Spark SQL with barriers, ``service.spark_plan``) is rendered for SQL input, which a
+    Spark runner sends, and for any input at ``detail: "full"``."""
+    return request.sql is not None or request.detail == "full"
+
+
+def _has_refs(catalog: dict[str, Any] | None) -> bool:
+    tables = catalog.get("tables") if isinstance(catalog, dict) else None
+    return isinstance(tables, dict) and any(isinstance(t, dict) and "ref" in t for t in tables.values())
 
 
 def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None) -> None:

@@ -111,6 +111,17 @@ class Settings(BaseSettings):
         default=1024 * MIB, ge=0, description="Stored history beyond this is deleted, oldest first (0: no limit)."
     )
     history_retention_interval_s: float = Field(default=600, gt=0, description="How often retention runs.")
+    cache_enabled: bool = Field(default=True, description="Answer recurring /optimize requests from memory.")
+    cache_max_entries: int = Field(default=1024, ge=0, description="Answers the request cache holds at most.")
+    cache_max_bytes: int = Field(
+        default=64 * MIB, ge=0, description="Bytes of answers the request cache holds at most (per process)."
+    )
+    cache_check_interval_s: float = Field(
+        default=1.0,
+        ge=0,
+        description="How often the cache reads the database for statistics or feedback changed by another "
+        "process (changes made by this process invalidate at once).",
+    )
     shutdown_grace_s: float = Field(
         default=20, ge=0, description="On SIGTERM: how long in-flight requests may finish before the process exits."
     )

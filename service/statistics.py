@@ -24,7 +24,7 @@ import re
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,6 +108,8 @@ class StatisticsStore:
         self._ready = False
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, int], Sample] = OrderedDict()
+        #: called with the table's name after each committed analysis
+        self.listeners: list[Callable[[str], None]] = []
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StatisticsStore:
@@ -159,6 +161,14 @@ class StatisticsStore:
 
     def names(self) -> list[str]:
         return [t.name for t in self.tables()]
+
+    def state(self) -> tuple[tuple[str, int], ...]:
+        """Every table's current version: changes whenever any process commits an analysis (cache probes)."""
+        if not self._exists():
+            return ()
+        with self._connect() as con:
+            rows = self._query(con, "SELECT name, version FROM current_versions ORDER BY name").fetchall()
+        return tuple((str(r[0]), int(r[1])) for r in rows)
 
     def versions(self, name: str) -> list[int]:
         if not self._exists():
@@ -246,6 +256,8 @@ class StatisticsStore:
                 else:
                     con.rollback()
                 raise
+        for listener in self.listeners:  # e.g. the request cache: answers that read statistics are stale
+            listener(name)
         return version
 
     # ------------------------------------------------------------ samples

@@ -98,6 +98,14 @@ class FeedbackStore:
 
     # ------------------------------------------------------------ reads
 
+    def state(self) -> dict[str, tuple[int, str]]:
+        """Per table: how many observations and the newest one's time; changes with every post, retention
+        delete or replacement on that table, by any process (the request cache's probe)."""
+        rows = self._query(
+            "SELECT table_name, COUNT(*), MAX(observed_at) FROM feedback_observations GROUP BY table_name"
+        )
+        return {str(r[0]): (int(r[1]), str(r[2])) for r in rows}
+
     def get(self, request_id: str) -> dict[str, Any] | None:
         """``{"received_at", "nodes"}`` of a request's feedback, or None."""
         rows = self._query(

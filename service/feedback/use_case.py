@@ -10,7 +10,7 @@ the estimator's feedback source for a new request.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from service.errors import InputError
@@ -67,6 +67,8 @@ class FeedbackService:
         self.history = history
         self.statistics = statistics
         self.store = FeedbackStore(history.store) if history.store is not None else None
+        #: called with the tables whose observations a post replaced
+        self.listeners: list[Callable[[list[str]], None]] = []
 
     def receive(self, request_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Store a runner's counts for ``request_id``; raises ``InputError`` (404, 422, 503) and stores nothing."""
@@ -95,6 +97,8 @@ class FeedbackService:
         observations = self._observations(record, {str(n["id"]): n for n in nodes})
         clean = [{k: v for k, v in dict(n).items() if v is not None} for n in nodes]
         self.store.replace(request_id, clean, observations)
+        for listener in self.listeners:  # e.g. the request cache: answers that read these tables are stale
+            listener(sorted({o.table for o in observations}))
         return {"request_id": request_id, "nodes": compare(response, clean), "observations": len(observations)}
 
     def for_record(self, record: dict[str, Any]) -> dict[str, Any] | None:

@@ -44,14 +44,36 @@ def assert_error(response: httpx.Response, status: int, code: str, path: str | N
 
 
 def test_small_plan_is_optimized(client: httpx.Client, small_request: dict[str, Any]) -> None:
-    response = client.post("/optimize", json=small_request)
+    response = client.post("/optimize", json={**small_request, "detail": "full"})
     assert response.status_code == 200, response.text
     body = response.json()
-    assert set(body) >= RESPONSE_KEYS
+    assert set(body) >= RESPONSE_KEYS | {"spark"}
     assert set(body["cost"]) >= {"before", "after", "savings"}
+    assert body["cost"]["before"]["nodes"] and body["cost"]["after"]["nodes"]
     assert set(body["explain"]) == {"before", "after"}
     assert body["plan"]["op"] == "project"
     OptimizeResponse.model_validate(body)  # the documented response model matches what is served
+
+
+def test_the_default_answer_is_the_summary_and_full_adds_the_matrix_tables_and_trees(
+    client: httpx.Client, small_request: dict[str, Any]
+) -> None:
+    summary = client.post("/optimize", json=small_request).json()
+    full = client.post("/optimize", json={**small_request, "detail": "full"}).json()
+    assert set(full) - set(summary) == {"decisions", "explain", "spark"}  # spark: plan input, full only
+    assert set(summary) - set(full) == set()
+    for side in ("before", "after"):
+        assert summary["cost"][side] == {"total": full["cost"][side]["total"]}
+    same = {key for key in summary if key not in ("request_id", "cost", "cache")}
+    assert {key: summary[key] for key in same} == {key: full[key] for key in same}
+    assert summary["summary"] and summary["summary"][0]["predicate"]
+    OptimizeResponse.model_validate(summary)
+
+
+def test_an_unknown_detail_is_a_422_naming_it(client: httpx.Client, small_request: dict[str, Any]) -> None:
+    response = client.post("/optimize", json={**small_request, "detail": "everything"})
+    assert response.status_code == 422
+    assert response.json()["path"] == "$.detail"
 
 
 def test_response_echoes_context_and_carries_a_fresh_request_id(
@@ -78,7 +100,7 @@ def test_nodes_without_ids_get_ids(client: httpx.Client, small_request: dict[str
 def test_900_nested_filters_over_one_scan_are_accepted(
     client: httpx.Client, catalog: dict[str, Any], nested_filters: Callable[[int], dict[str, Any]]
 ) -> None:
-    response = client.post("/optimize", json={"plan": nested_filters(900), "catalog": catalog})
+    response = client.post("/optimize", json={"plan": nested_filters(900), "catalog": catalog, "detail": "full"})
     assert response.status_code == 200, response.text[:500]
     assert set(response.json()) >= RESPONSE_KEYS
 

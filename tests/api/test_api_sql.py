@@ -36,6 +36,7 @@ def test_design_example_sql_round_trip(client: httpx.Client) -> None:
         "catalog": CITIES_AND_STATES,
         "options": {"mode": "cost"},
         "context": {"pipeline": "daily_cities", "task": "load", "run": "2026-11-22"},
+        "detail": "full",
     }
     response = client.post("/optimize", json=body)
     assert response.status_code == 200, response.text

@@ -50,7 +50,7 @@ def _rows(table: Any) -> list[tuple[Any, ...]]:
 
 def test_substrait_round_trip_over_http(client: httpx.Client, ctx: SessionContext) -> None:
     substrait = json.loads(Producer.to_substrait_plan(ctx.sql(QUERY).logical_plan(), ctx).to_json())
-    response = client.post("/optimize", json={"substrait": substrait, "catalog": CATALOG})
+    response = client.post("/optimize", json={"substrait": substrait, "catalog": CATALOG, "detail": "full"})
     assert response.status_code == 200, response.text
     out = response.json()
     assert any(d["action"] == "pushed" for d in out["decisions"])

@@ -26,7 +26,7 @@ def app(make_settings: Callable[..., Settings], store_url: str, tmp_path: Any) -
 
 def optimize(http: httpx.Client, run: str = "r1") -> dict[str, Any]:
     context = {"pipeline": "p", "task": "t", "run": run}
-    response = http.post("/optimize", json={"sql": SQL, "catalog": CATALOG, "context": context})
+    response = http.post("/optimize", json={"sql": SQL, "catalog": CATALOG, "context": context, "detail": "full"})
     assert response.status_code == 200, response.text
     return response.json()
 

@@ -26,7 +26,7 @@ def recorded(tmp_path: Path, make_settings: Callable[..., Settings], serve: Serv
     app = create_app(make_settings(data_dir=tmp_path / "data"))
     sql = "SELECT s FROM fb_t WHERE b > 5 AND s LIKE 'x1%'"
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
-        answer = http.post("/optimize", json={"sql": sql, "catalog": CATALOG}).json()
+        answer = http.post("/optimize", json={"sql": sql, "catalog": CATALOG, "detail": "full"}).json()
         scan = next(n["id"] for n in answer["cost"]["after"]["nodes"] if n["operator"] == "scan")
         assert (
             http.post(f"/feedback/{answer['request_id']}", json={"nodes": [{"id": scan, "rows_out": 77}]}).status_code

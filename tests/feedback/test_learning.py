@@ -39,7 +39,7 @@ def http(serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path) -
 
 
 def optimize(http: httpx.Client, sql: str, catalog: dict[str, Any] = CATALOG, **extra: Any) -> dict[str, Any]:
-    response = http.post("/optimize", json={"sql": sql, "catalog": catalog, **extra})
+    response = http.post("/optimize", json={"sql": sql, "catalog": catalog, "detail": "full", **extra})
     assert response.status_code == 200, response.text
     return response.json()
 

@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from api.app import create_app as create_real_app
-from service.optimize import OptimizeInput, OptimizeService
+from service.optimize import Answered, OptimizeInput, OptimizeService
 
 
 class SlowOptimizer:
@@ -25,6 +25,11 @@ class SlowOptimizer:
         if (body.context or {}).get("task") == "slow":
             time.sleep(self.delay_s)
         return self.inner.optimize(body, *args, **kwargs)
+
+    def answer(self, body: OptimizeInput, *args: Any, **kwargs: Any) -> Answered:
+        if (body.context or {}).get("task") == "slow":
+            time.sleep(self.delay_s)
+        return self.inner.answer(body, *args, **kwargs)
 
 
 def create_app() -> FastAPI:

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from service.history import HistoryRecorder
+from service.answer import for_caller
 from service.settings import Settings
 from tests.history.requests import MIX, request
 
@@ -43,14 +44,17 @@ def test_every_optimization_is_recorded_and_readable(serve: Serve, history_setti
 
         sql_answer = answers[1]
         record = http.get(f"/api/optimizations/{sql_answer['request_id']}").json()
-        assert record["response"] == sql_answer  # the full answer, as sent
+        # the full answer: what was sent (the summary by default) is it trimmed; the drill-down's parts are in it
+        assert for_caller(record["response"], "summary") == sql_answer
+        assert record["response"]["decisions"] and record["response"]["explain"]["before"]
+        assert record["response"]["cost"]["after"]["nodes"]
         assert record["request"]["sql"] == request("having", None)["sql"]
         assert record["request"]["context"] == {"pipeline": "daily_cities", "task": "report", "run": "run-0"}
         assert record["input_form"] == "sql" and record["model_version"] == sql_answer["model_version"]
         assert record["duration_ms"] > 0
         before, after = record["trees"]["before"], record["trees"]["after"]
         assert before[0]["label"].startswith("Limit") and before[0]["cost"] is not None
-        assert after[0]["id"] == sql_answer["cost"]["after"]["nodes"][0]["id"]
+        assert after[0]["id"] == record["response"]["cost"]["after"]["nodes"][0]["id"]
 
         missing = http.get("/api/optimizations/nope")
         assert missing.status_code == 404 and missing.json()["error"] == "not_found"

@@ -64,7 +64,7 @@ def test_a_failing_store_still_returns_the_optimization(
         httpx.Client(base_url=url, timeout=30) as http,
     ):
         for _ in range(3):
-            response = http.post("/optimize", json=request("join", "p"))
+            response = http.post("/optimize", json={**request("join", "p"), "detail": "full"})
             assert response.status_code == 200
             assert response.json()["decisions"]
         assert app.state.history.flush()

@@ -115,3 +115,26 @@ def test_every_error_code_is_documented_and_every_documented_code_exists() -> No
     missing = {code: sorted(raised.get(code, ["api/errors.py"])) for code in expected - documented}
     assert not missing, f"error codes raised but not in docs/api.md's Errors table: {missing}"
     assert not documented - expected, f"docs/api.md lists codes nothing raises: {sorted(documented - expected)}"
+
+
+def _optimize_section() -> str:
+    return sections()[("POST", "/optimize")]
+
+
+def test_every_request_field_is_in_the_request_table() -> None:
+    from api.models import OptimizeRequest
+
+    rows = {m for m in re.findall(r"^\| `([a-z_]+)` \|", _optimize_section(), flags=re.M)}
+    assert rows == set(OptimizeRequest.model_fields)
+
+
+def test_every_answer_field_is_documented_and_full_only_ones_are_marked() -> None:
+    from api.models import OptimizeResponse
+    from service.answer import FULL_ONLY_KEYS
+
+    answer = _optimize_section().split("Answer (200)", 1)[1]
+    bullets = [line for line in answer.splitlines() if line.startswith("- ")]
+    named = {name for line in bullets for name in re.findall(r"`([a-z_]+)`", line.split(":", 1)[0])}
+    assert set(OptimizeResponse.model_fields) <= named
+    for key in FULL_ONLY_KEYS:
+        assert any(line.startswith(f"- `{key}` (*full*)") for line in bullets), key

@@ -22,7 +22,19 @@ def summarize(answer: Mapping[str, Any]) -> dict[str, Any]:
         "cost_after": cost.get("after", {}).get("total"),
         "savings": cost.get("savings"),
         "sql": answer.get("sql"),
-        "decisions": dict(Counter(str(d.get("action")) for d in answer.get("decisions", []))),
+        "decisions": dict(Counter(str(d.get("action")) for d in _decision_rows(answer))),
         "warnings": len(answer.get("warnings", [])),
         "model_version": answer.get("model_version"),
     }
+
+
+def _decision_rows(answer: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The decision matrix's rows: ``decisions`` in a full answer, else the per-predicate summary's steps (one per
+    row; the service's default answer sends the summary only).
+
+    >>> _decision_rows({"summary": [{"steps": [{"action": "pushed"}, {"action": "kept"}]}]})
+    [{'action': 'pushed'}, {'action': 'kept'}]
+    """
+    if "decisions" in answer:
+        return list(answer.get("decisions") or [])
+    return [step for item in answer.get("summary") or [] for step in item.get("steps") or []]

@@ -1,0 +1,121 @@
+"""An answer as the caller asked for it, and its JSON, written once.
+
+The engine's answer carries everything: the per-predicate summary, the decision matrix (one row per predicate
+and operator), cost tables per node, EXPLAIN trees. Most callers read the summary, the rewritten plan or query
+and the totals, so that is what ``detail: "summary"`` (the default) sends; ``detail: "full"`` sends the answer
+in its full documented shape. The history always keeps the full answer: the dashboard's drill-down renders its
+trees and tables, and feedback maps a run's counts onto its cost table.
+
+    >>> full = {"summary": [], "decisions": [{"action": "pushed"}], "explain": {"before": "", "after": ""},
+    ...         "cost": {"before": {"total": 9.0, "nodes": []}, "after": {"total": 3.0, "nodes": []}}}
+    >>> for_caller(full, "summary")
+    {'summary': [], 'cost': {'before': {'total': 9.0}, 'after': {'total': 3.0}}}
+    >>> for_caller(full, "full") is full
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Literal
+
+import orjson
+
+Detail = Literal["summary", "full"]
+DETAILS: tuple[Detail, ...] = ("summary", "full")
+DEFAULT_DETAIL: Detail = "summary"
+
+#: Answer keys only ``detail: "full"`` sends.
+FULL_ONLY_KEYS = frozenset({"decisions", "explain"})
+#: Keys of ``cost.before`` and ``cost.after`` only ``detail: "full"`` sends (the per-node cost tables).
+FULL_ONLY_COST_KEYS = frozenset({"nodes"})
+
+
+def for_caller(answer: dict[str, Any], detail: Detail) -> dict[str, Any]:
+    """``answer`` trimmed to ``detail`` (new dicts where trimmed; the full answer is never changed)."""
+    if detail == "full":
+        return answer
+    out = {key: value for key, value in answer.items() if key not in FULL_ONLY_KEYS}
+    cost = answer.get("cost")
+    if isinstance(cost, dict):
+        out["cost"] = {
+            key: (
+                {k: v for k, v in value.items() if k not in FULL_ONLY_COST_KEYS}
+                if key in ("before", "after") and isinstance(value, dict)
+                else value
+            )
+            for key, value in cost.items()
+        }
+    return out
+
+
+class NonFiniteNumber(ValueError):
+    """The answer holds a NaN or an infinity, which JSON cannot carry: a computation overflowed."""
+
+
+def finite(value: Any) -> bool:
+    """Whether every float in ``value`` (dicts and lists, walked without recursion) is finite.
+
+    >>> finite({"a": [1.0, {"b": 2}]}), finite({"a": [float("inf")]})
+    (True, False)
+    """
+    isfinite = math.isfinite
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is dict:
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif kind is not str and isinstance(item, float) and not isfinite(item):  # numpy floats too
+            return False
+    return True
+
+
+def _other(value: Any) -> Any:
+    """What orjson cannot write itself: numpy scalars (the sample estimator's numbers) become Python numbers."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def to_json(answer: Any) -> bytes:
+    """Compact UTF-8 JSON (orjson); raises ``NonFiniteNumber`` instead of writing a NaN or infinity.
+
+    orjson writes a non-finite float as ``null``, so an answer whose JSON holds no ``null`` is finite as
+    written, and only one that does is walked.
+
+    >>> to_json({"a": 1, "b": "é"})
+    b'{"a":1,"b":"\\xc3\\xa9"}'
+    """
+    try:
+        payload = orjson.dumps(answer, default=_other, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:  # nested deeper than orjson goes (254 levels): the standard library's way
+        return _slow_json(answer)
+    if b"null" in payload and not finite(answer):
+        raise NonFiniteNumber("the answer holds a number JSON cannot carry")
+    return payload
+
+
+def _slow_json(value: Any, sort_keys: bool = False) -> bytes:
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), sort_keys=sort_keys)
+    except ValueError:
+        raise NonFiniteNumber("the answer holds a number JSON cannot carry") from None
+    return text.encode("utf-8")
+
+
+def canonical_json(value: Any) -> bytes:
+    """``value`` as JSON with sorted keys: equal values, equal bytes (a cache key).
+
+    >>> canonical_json({"b": 1, "a": [2, {"d": 3, "c": 4}]})
+    b'{"a":[2,{"c":4,"d":3}],"b":1}'
+    """
+    try:
+        return orjson.dumps(value, default=_other, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:  # deeper than orjson goes
+        return _slow_json(value, sort_keys=True)
