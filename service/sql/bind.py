@@ -20,9 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
+from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
+from service.sql.common import dialect_of
 from service.sql.parse import Tables
 
 
@@ -62,21 +63,31 @@ _OTHER_SELECT_ARGS = (
 def can_bind(dialect: str, tables: Tables) -> bool:
     """``bind`` needs the catalog and a dialect whose names are case-insensitive (Spark, DuckDB)."""
     try:
-        strategy = Dialect.get_or_raise(dialect).normalization_strategy
+        strategy = dialect_of(dialect).normalization_strategy
     except ValueError:
         return False  # the translation reports the unknown dialect
     return tables.known and strategy is NormalizationStrategy.CASE_INSENSITIVE
 
 
-def bind(stmt: exp.Expression, tables: Tables, dialect: str) -> exp.Expression:
+def bind(
+    stmt: exp.Expression, tables: Tables, dialect: str, identifiers: list[exp.Identifier] | None = None
+) -> exp.Expression:
     """Qualify every column of ``stmt`` in place, as qualify would; raises ``Unbindable``.
+
+    ``identifiers``: every identifier of ``stmt`` when the caller has listed them (``survey``), so
+    normalising them is not another walk.
 
     >>> import sqlglot
     >>> tables = Tables({"tables": {"t": {"columns": ["a", "b"]}}})
     >>> bind(sqlglot.parse_one("SELECT A, b + 1 FROM t WHERE a > 1", read="spark"), tables, "spark").sql()
     'SELECT t.a AS a, t.b + 1 AS _col_1 FROM t WHERE t.a > 1'
     """
-    normalize_identifiers(stmt, dialect=dialect, store_original_column_identifiers=True)
+    if identifiers is None:
+        normalize_identifiers(stmt, dialect=dialect_of(dialect), store_original_column_identifiers=True)
+    else:
+        normalize = dialect_of(dialect).normalize_identifier
+        for ident in identifiers:
+            normalize(ident)
     _Binder(tables).query(stmt, [], {})
     return stmt
 
