@@ -7,7 +7,10 @@ round trip would change meaning; keeping these in one place prevents drift.
 
 from __future__ import annotations
 
+import functools
+
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 # sqlglot's SQL name (lower case) -> wire name, where the wire spelling differs.
 SQLGLOT_TO_WIRE_FN: dict[str, str] = {
@@ -40,10 +43,30 @@ INT32_MAX = 2**31 - 1
 
 def wire_type(dtype: exp.DataType) -> str:
     """Spell a sqlglot type the way the wire does (``int``, ``decimal(15,2)``)."""
-    text = dtype.sql(dialect="spark").lower().replace(" ", "")
+    text = dtype.sql(dialect=dialect_of("spark")).lower().replace(" ", "")
     return _CANONICAL_TYPES.get(text, text)
 
 
 def sqlglot_type(wire: str) -> exp.DataType:
-    """Parse a wire type back into sqlglot (Spark spelling is the wire's)."""
-    return exp.DataType.build(wire, dialect="spark")
+    """Parse a wire type back into sqlglot (Spark spelling is the wire's); a fresh copy of a cached parse."""
+    return _parsed_type(wire).copy()
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_type(wire: str) -> exp.DataType:
+    return exp.DataType.build(wire, dialect=dialect_of("spark"))
+
+
+@functools.lru_cache(maxsize=64)
+def dialect_of(name: str) -> Dialect:
+    """The sqlglot dialect named ``name``, made once: sqlglot builds a new one (and its settings) on every
+    lookup by name, which showed in every parse, function call and render. Raises ValueError when unknown.
+
+    >>> dialect_of("spark") is dialect_of("spark")
+    True
+    """
+    return Dialect.get_or_raise(name)
+
+
+#: The dialect ``exp.func`` uses when given none (sqlglot's own), made once.
+BASE_DIALECT = Dialect()

@@ -13,9 +13,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 
-def strip_hints(stmt: exp.Expression) -> None:
-    """Remove every hint from ``stmt`` (they name relations, not tables, and carry no meaning)."""
-    for sel in list(stmt.find_all(exp.Select)):
+def strip_hints(selects: list[exp.Select]) -> None:
+    """Remove every hint from these SELECTs (they name relations, not tables, and carry no meaning)."""
+    for sel in selects:
         if sel.args.get("hint") is not None:
             sel.set("hint", None)
 

@@ -244,10 +244,10 @@ def _spelled(item: exp.Expression, spelling: dict[str, str]) -> str:
     return spelling.get(name.lower(), name)
 
 
-def spellings(stmt: exp.Expression, catalog_columns: list[str]) -> dict[str, str]:
-    """Lower-case name -> spelling: catalog columns first, aliases written in the query over them."""
+def spellings(aliases: list[exp.Expression], catalog_columns: list[str]) -> dict[str, str]:
+    """Lower-case name -> spelling: catalog columns first, the query's aliases (Alias, TableAlias) over them."""
     out = {c.lower(): c for c in catalog_columns}
-    for alias in stmt.find_all(exp.Alias, exp.TableAlias):
+    for alias in aliases:
         if isinstance(alias, exp.Alias):
             out[alias.alias.lower()] = alias.alias
         else:
@@ -263,15 +263,18 @@ def first_select(q: exp.Expression) -> exp.Select | None:
     return q if isinstance(q, exp.Select) else None
 
 
-def name_inner_outputs(stmt: exp.Expression, top: exp.Select | None, dialect: str, spelling: dict[str, str]) -> None:
-    """Alias every unaliased expression of the inner SELECTs with the engine's name, in place.
+def name_inner_outputs(
+    selects: list[exp.Select], top: exp.Select | None, dialect: str, spelling: dict[str, str]
+) -> list[exp.Identifier]:
+    """Alias every unaliased expression of the inner SELECTs with the engine's name, in place; returns the new names.
 
     A derived table's columns are named by the engine, so ``SELECT x.* FROM
     (SELECT qty + 1 FROM sales) x`` returns ``(qty + 1)``; qualification would
     call it ``_col_0``. Names with a dot (DuckDB keeps qualifiers) stay
     internal: a wire column ``x.name`` cannot hold one.
     """
-    for sel in list(stmt.find_all(exp.Select)):
+    created: list[exp.Identifier] = []
+    for sel in selects:
         if sel is top or not _is_relation(sel):
             continue
         taken = {item.alias_or_name.lower() for item in sel.expressions}
@@ -282,7 +285,12 @@ def name_inner_outputs(stmt: exp.Expression, top: exp.Select | None, dialect: st
             if "." in name or name.lower() in taken or not name:
                 continue
             taken.add(name.lower())
-            item.replace(exp.Alias(this=item.copy(), alias=exp.to_identifier(name, quoted=True)))
+            ident = exp.to_identifier(name, quoted=True)
+            aliased = exp.Alias(alias=ident)
+            item.replace(aliased)
+            aliased.set("this", item)  # no copy: the survey's identifiers stay the tree's
+            created.append(ident)
+    return created
 
 
 def _is_relation(sel: exp.Select) -> bool:

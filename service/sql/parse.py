@@ -12,11 +12,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
+from service.sql.common import dialect_of
 from service.sql.errors import SqlError
 
 
@@ -93,11 +93,11 @@ class Tables:
 def parse_query(sql: str, dialect: str) -> exp.Query:
     """The one query in ``sql``; anything else is a ``SqlError`` with its position."""
     try:
-        sqlglot.Dialect.get_or_raise(dialect)
+        reader = dialect_of(dialect)
     except ValueError as err:
         raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = [s for s in reader.parse(sql) if s is not None]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         raise SqlError(
@@ -119,12 +119,11 @@ def _line_col(message: str) -> tuple[int | None, int | None]:
     return (int(hit.group(1)), int(hit.group(2))) if hit else (None, None)
 
 
-def check_tables(stmt: exp.Expression, tables: Tables) -> None:
-    """Refuse tables the catalog does not know (CTE names are fine)."""
+def check_tables(used: list[exp.Table], cte_names: set[str], tables: Tables) -> None:
+    """Refuse tables the catalog does not know (CTE names, lower case, are fine)."""
     if not tables.known:
         return
-    cte_names = {cte.alias_or_name.lower() for cte in stmt.find_all(exp.CTE)}
-    for table in stmt.find_all(exp.Table):
+    for table in used:
         if not isinstance(table.this, exp.Identifier):
             continue
         if not table.db and table.name.lower() in cte_names:
@@ -146,7 +145,7 @@ def qualify_query(stmt: exp.Expression, tables: Tables, dialect: str, sql: str) 
         return qualify(
             stmt,
             schema=tables.schema() if tables.known else None,
-            dialect=dialect,
+            dialect=dialect_of(dialect),
             validate_qualify_columns=tables.known,
             quote_identifiers=False,
             sql=sql,

@@ -16,7 +16,7 @@ from typing import Any
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from service.sql.common import INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
+from service.sql.common import BASE_DIALECT, INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
 from service.sql.errors import SqlError
 from service.sql.parse import position, unsupported
 
@@ -370,9 +370,9 @@ class ExprBuilder:
                     positional.append(value)
                 elif key not in _HARMLESS_FLAGS:
                     raise unsupported(f"function {name.upper()} with option {key}", e)
-            rebuilt_args = [p.copy() for p in positional]
+            rebuilt_args = list(positional)  # exp.func copies its arguments
         try:
-            rebuilt = exp.func(name, *rebuilt_args)
+            rebuilt = exp.func(name, *rebuilt_args, dialect=BASE_DIALECT)
         except (SqlglotError, ValueError, TypeError, KeyError) as err:
             raise unsupported(f"function {name.upper()}", e) from err
         for flag in _HARMLESS_FLAGS:

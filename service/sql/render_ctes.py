@@ -24,11 +24,19 @@ def hoist_repeated(query: exp.Expression) -> exp.Expression:
     """
     if not isinstance(query, (exp.Select, exp.SetOperation)) or query.args.get("with_"):
         return query
-    groups: dict[str, list[exp.Subquery]] = {}
+    # Candidates by structural hash (cheap, cached by sqlglot), confirmed by identical text: writing every
+    # derived table's text to compare them cost more than the rest of the rendering.
+    by_hash: dict[int, list[exp.Subquery]] = {}
     for sub in query.find_all(exp.Subquery):
         derived = isinstance(sub.parent, (exp.From, exp.Join)) and sub.alias and isinstance(sub.this, exp.Query)
-        if derived and _self_contained(sub.this):
-            groups.setdefault(sub.this.sql(), []).append(sub)
+        if derived:
+            by_hash.setdefault(hash(sub.this), []).append(sub)
+    groups: dict[str, list[exp.Subquery]] = {}
+    for candidates in by_hash.values():
+        if len(candidates) > 1:
+            for sub in candidates:
+                if _self_contained(sub.this):
+                    groups.setdefault(sub.this.sql(), []).append(sub)
     repeated = [subs for subs in groups.values() if len(subs) > 1]
     if not repeated:
         return query

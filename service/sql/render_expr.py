@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from service.sql.common import WIRE_TO_SQLGLOT_FN, sqlglot_type
+from service.sql.common import BASE_DIALECT, WIRE_TO_SQLGLOT_FN, sqlglot_type
 from service.sql.errors import SqlError
 
 Node = dict[str, Any]
@@ -312,6 +312,6 @@ def function(fn: str, args: list[exp.Expression], e: Expr) -> exp.Expression:
     name = WIRE_TO_SQLGLOT_FN.get(fn, fn)
     call_args: list[exp.Expression] = [exp.Distinct(expressions=args)] if e.get("distinct") else args
     try:
-        return exp.func(name, *call_args)
+        return exp.func(name, *call_args, copy=False, dialect=BASE_DIALECT)  # the arguments are new nodes
     except (SqlglotError, ValueError, TypeError, KeyError) as err:
         raise SqlError("invalid_plan", f"cannot call {fn} with {n} arguments: {err}") from err

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.sql.bind import Unbindable, bind, can_bind
 from service.sql.hints import strip_hints
 from service.sql.names import align, first_select, item_names, name_inner_outputs, spellings
-from service.sql.parse import Tables, balance, check_tables, parse_query, qualify_query
+from service.sql.parse import Tables, check_tables, parse_query, qualify_query
 from service.sql.plan_expr import Node
 from service.sql.plan_select import SelectBuilder
+from service.sql.survey import survey
 from service.sql.work import translating
 
 
@@ -29,16 +31,30 @@ def sql_to_plan(sql: str, catalog: dict[str, Any] | None, dialect: str = "spark"
 
 
 def _translate(sql: str, catalog: dict[str, Any] | None, dialect: str) -> Node:
-    stmt = parse_query(sql, dialect)
-    stmt = balance(stmt)  # long AND/OR/UNION chains: log-depth trees, so nothing below is quadratic
-    strip_hints(stmt)  # put back by plan_to_sql(source=...): they carry no meaning for the plan
     tables = Tables(catalog)
-    check_tables(stmt, tables)
+    if can_bind(dialect, tables):
+        try:
+            return _translate_with(sql, tables, dialect, fast=True)
+        except Unbindable:
+            pass  # a form only sqlglot's qualify handles (or an error it reports): start again on that path
+    return _translate_with(sql, tables, dialect, fast=False)
+
+
+def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool) -> Node:
+    """One translation; ``fast`` binds names in one pass (``bind``) instead of sqlglot's qualify."""
+    stmt = parse_query(sql, dialect)
+    # One walk: long AND/OR/UNION chains become log-depth trees (nothing below is quadratic or deep),
+    # and the nodes the steps below read are listed.
+    found = survey(stmt)
+    strip_hints(found.selects)  # put back by plan_to_sql(source=...): they carry no meaning for the plan
+    check_tables(found.tables, found.cte_names, tables)
     top = first_select(stmt)
-    spelling = spellings(stmt, [c for _, cols in tables.by_lower.values() for c, _ in cols])
+    spelling = spellings(found.aliases, [c for _, cols in tables.by_lower.values() for c, _ in cols])
     original = (list(top.expressions), item_names(top, dialect, spelling)) if top is not None else None
-    name_inner_outputs(stmt, top, dialect, spelling)
-    qualified = qualify_query(stmt, tables, dialect, sql)
+    found.identifiers += name_inner_outputs(found.selects, top, dialect, spelling)
+    if fast and found.case_sensitive:
+        raise Unbindable("case-sensitive names")
+    qualified = bind(stmt, tables, dialect, found.identifiers) if fast else qualify_query(stmt, tables, dialect, sql)
     builder = SelectBuilder(tables)
     top_after = first_select(qualified)
     if original is not None and top_after is not None:

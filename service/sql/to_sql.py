@@ -17,6 +17,7 @@ from typing import Any
 import sqlglot
 from sqlglot.errors import SqlglotError
 
+from service.sql.common import dialect_of
 from service.sql.errors import SqlError
 from service.sql.hints import place_hints
 from service.sql.render_ctes import hoist_repeated
@@ -34,7 +35,7 @@ def plan_to_sql(
     ``source``: the SQL the plan came from (same dialect); its hints are put back.
     """
     try:
-        sqlglot.Dialect.get_or_raise(dialect)
+        dialect_of(dialect)
     except ValueError as err:
         raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
     if not isinstance(plan, dict) or "op" not in plan:
@@ -48,12 +49,13 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
     query = hoist_repeated(renderer.finish(renderer.node(plan, [])))
     if source is not None and "/*+" in source:
         try:
-            original = sqlglot.parse_one(source, read=dialect)
+            original = sqlglot.parse_one(source, read=dialect_of(dialect))
         except SqlglotError:
             original = None
         if original is not None:
             query = place_hints(query, original)
     try:
-        return query.sql(dialect=dialect, pretty=True)
+        # copy=False: the tree was built for this call only, and copying it cost as much as writing it.
+        return query.sql(dialect=dialect_of(dialect), pretty=True, copy=False)
     except SqlglotError as err:
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err

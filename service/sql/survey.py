@@ -1,0 +1,67 @@
+"""One walk over a parsed query: balance its chains and list what the later steps look at.
+
+Checking tables, setting hints aside, reading alias spellings, naming inner
+outputs and normalising identifiers each used to walk the whole tree; on a
+TPC-H query those walks cost as much as binding. ``survey`` walks it once,
+balancing long AND/OR/UNION chains on the way (see ``parse.balance``), and
+hands each step the nodes it needs.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from service.sql.parse import _balanced, _chain_root, _leaves
+
+
+@dataclass
+class Survey:
+    """The nodes of one query that the translation steps read, in breadth-first order."""
+
+    selects: list[exp.Select] = field(default_factory=list)
+    tables: list[exp.Table] = field(default_factory=list)
+    cte_names: set[str] = field(default_factory=set)
+    aliases: list[exp.Expression] = field(default_factory=list)  # Alias and TableAlias
+    identifiers: list[exp.Identifier] = field(default_factory=list)
+    case_sensitive: bool = False  # a node sqlglot marked case-sensitive: leave normalising to qualify
+
+
+def survey(stmt: exp.Expression) -> Survey:
+    """Balance ``stmt``'s chains in place and list its nodes; hints are not entered (they are set aside).
+
+    >>> import sqlglot
+    >>> found = survey(sqlglot.parse_one("WITH c AS (SELECT a FROM t) SELECT x.a AS b FROM c AS x"))
+    >>> len(found.selects), [t.name for t in found.tables], sorted(found.cte_names)
+    (2, ['c', 't'], ['c'])
+    """
+    out = Survey()
+    queue: deque[exp.Expression] = deque([stmt])
+    while queue:
+        node = queue.popleft()
+        if _chain_root(node):
+            leaves = _leaves(node)
+            if len(leaves) > 2:
+                _balanced(node, leaves)
+                queue.extend(c for c in node.iter_expressions() if c.arg_key not in ("this", "expression"))
+                queue.extend(leaves)
+                continue
+        if node._meta and node._meta.get("case_sensitive"):
+            out.case_sensitive = True
+        if isinstance(node, exp.Identifier):
+            out.identifiers.append(node)
+            continue
+        if isinstance(node, exp.Select):
+            out.selects.append(node)
+        elif isinstance(node, exp.Table):
+            out.tables.append(node)
+        elif isinstance(node, (exp.Alias, exp.TableAlias)):
+            out.aliases.append(node)
+        elif isinstance(node, exp.CTE):
+            out.cte_names.add(node.alias_or_name.lower())
+        elif isinstance(node, exp.Hint):
+            continue
+        queue.extend(node.iter_expressions())
+    return out
