@@ -13,9 +13,10 @@ daily pipeline does, so feedback comes from the task's previous run (same templa
 
 Per run and task: the scan's estimated rows against the true rows (``SELECT count(*)`` of the same predicate,
 counted independently), the q-error and the estimate's source; the decisions and which changed from run 1 (the
-run before any feedback); the query's time and the feedback's (listener wait, plan graph, mapping, POST).
+run before any feedback); the query's time and the feedback's: what held the caller up (the listener wait and
+copying the plan graphs out of the JVM) and what the background thread did (mapping and the POST).
 Summary: p95 and median q-error of run 1 (sample) and of runs 2.. (feedback), decisions that changed, median
-query time before and after, and feedback's cost as a share of the query's time.
+query time before and after, and feedback's cost as a share of the query's time (target < 5 %).
 
 Writes bench/results/feedback.json (or ``--output``).
 """
@@ -145,6 +146,7 @@ def run_pipeline(
                 catalog=resolved,
                 action=lambda frame: frame.write.format("noop").mode("overwrite").save(),
             )
+            sent = report.result()  # the next task's answer may learn from this run: wait for the send
             scan = scan_of(answer, table)
             estimated = next(
                 (n["rows_out"] for n in answer["cost"]["after"]["nodes"] if scan and n["id"] == scan["id"]), None
@@ -167,15 +169,17 @@ def run_pipeline(
                         if d.get("changed_by_feedback")
                     ],
                     "query_s": round(report.query_s, 4),
-                    "feedback_s": round(report.feedback_s, 4),
-                    "mapped": len(report.actual.nodes),
-                    "unmapped": report.actual.unmapped,
+                    "feedback_blocking_s": round(report.blocking_s, 4),
+                    "feedback_background_s": round(sent.work_s, 4),
+                    "mapped": len(sent.actual.nodes),
+                    "unmapped": sent.actual.unmapped,
                 }
             )
             print(
                 f"run {run + 1:2d} {task:24s} est {estimated if estimated is None else round(estimated):>10} "
                 f"true {truths[predicate]:>9} q {rows[-1]['q_error']!s:>9} {','.join(rows[-1]['sources']):16s} "
-                f"query {report.query_s:6.2f}s feedback {report.feedback_s:5.2f}s",
+                f"query {report.query_s:6.2f}s feedback {report.blocking_s * 1000:5.1f}ms "
+                f"(+{sent.work_s * 1000:.1f}ms in the background)",
                 flush=True,
             )
     return rows
@@ -202,7 +206,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
         for task in WORKLOAD
     }
-    overhead = [r["feedback_s"] / r["query_s"] for r in rows if r["query_s"] > 0]
+    timed = [r for r in rows if r["query_s"] > 0]
+    blocking = [r["feedback_blocking_s"] / r["query_s"] for r in timed]
+    total = [(r["feedback_blocking_s"] + r["feedback_background_s"]) / r["query_s"] for r in timed]
     return {
         "before_feedback": {
             "p95_q_error": p95(before_q),
@@ -216,8 +222,14 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "decisions_changed": decisions_changed,
         "query_time": per_task_time,
         "feedback_cost_share": {
-            "median": statistics.median(overhead) if overhead else None,
-            "max": max(overhead, default=None),
+            "what": "feedback's time / the query's time, per run: what held the caller up (listener wait, copying "
+            "the plan graphs out of the JVM), and that plus the background thread's mapping and POST",
+            "target": 0.05,
+            "median": statistics.median(blocking) if blocking else None,
+            "p95": p95(blocking),
+            "max": max(blocking, default=None),
+            "with_background_median": statistics.median(total) if total else None,
+            "with_background_max": max(total, default=None),
         },
     }
 

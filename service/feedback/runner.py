@@ -1,28 +1,36 @@
-"""The smallest runner that closes the loop: run an answer on Spark, read what ran, send the counts back.
+"""Close the loop after a run: copy Spark's counts out, then map and send them off the caller's thread.
 
-Until the Spark runner of the client module takes this over, ``run_and_report`` runs the answer's Spark SQL
-(``answer["spark"]["sql"]`` under ``answer["spark"]["conf"]`` when the answer has them, else ``answer["sql"]``) on
-the caller's session, with the caller's settings back as they were afterwards, then maps Spark's counts onto the
-answer's plan (``service.feedback.spark``) and posts them to ``/feedback/{request_id}``.
+What the caller waits for is only what needs Spark: Spark's listener bus catching up, and the run's plan graphs
+copied out of the JVM as JSON (a few py4j calls, ``service.feedback.spark``). Mapping the counts onto the answer's
+plan and ``POST /feedback/{request_id}`` happen on one background thread (``FeedbackThread``), in the order the
+runs ended, so the action returns at once. Nothing queued is lost at exit: the thread is a
+``concurrent.futures`` worker, which Python lets finish its queue before the interpreter (and PySpark's own
+exit hooks) shut down; nothing it does needs Spark, so a ``spark.stop()`` meanwhile does not matter either.
 
-Example::
+``run_and_report`` is the smallest runner: it runs the answer's Spark SQL (``answer["spark"]["sql"]`` under
+``answer["spark"]["conf"]``, else ``answer["sql"]``) on the caller's session and sends the counts::
 
     answer = httpx.post(f"{url}/optimize", json=request).json()
     rows, report = run_and_report(spark, answer, http_sender(url), catalog=request["catalog"])
+    report.blocking_s   # what feedback cost the caller
+    report.result()     # waits for the send: what was counted and sent, and what that took
 
-A runner of its own wraps its action in ``observe(spark)`` and then calls ``send_feedback``.
+A runner of its own wraps its action in ``observe(spark)`` and then calls ``start_feedback``.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from service.feedback.mapping import ActualRows
-from service.feedback.spark import ObservedRun, actual_rows, observe
+from service.feedback.graph import SparkGraph
+from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
+from service.feedback.spark import ObservedRun, observe, table_identities
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,15 +38,68 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 Sender = Callable[[str, dict[str, Any]], Any]
+#: how long ``FeedbackThread.flush`` and ``RunReport.result`` wait by default (seconds)
+WAIT_S = 60.0
 
 
 @dataclass(frozen=True)
-class RunReport:
-    """What the run counted, and what it cost: the query and the feedback (reading, mapping, sending)."""
+class SentFeedback:
+    """What the background thread mapped and sent for one run, and how long that took it."""
 
     actual: ActualRows
-    query_s: float
-    feedback_s: float
+    work_s: float
+
+
+class FeedbackThread:
+    """One worker thread that maps and sends runs' counts in the order they were queued."""
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushdown-feedback")
+        self._pending: set[Future[SentFeedback]] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, work: Callable[[], SentFeedback]) -> Future[SentFeedback]:
+        future = self._executor.submit(work)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def flush(self, timeout: float = WAIT_S) -> bool:
+        """Wait until everything queued so far is sent (or failed); False when ``timeout`` ran out first."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            pending = list(self._pending)
+        for future in pending:
+            try:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                return False
+            except Exception:  # noqa: BLE001, S112 - a failed send was logged where it failed
+                continue
+        return True
+
+    def _forget(self, future: Future[SentFeedback]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
+
+_THREAD: FeedbackThread | None = None
+_THREAD_LOCK = threading.Lock()
+
+
+def feedback_thread() -> FeedbackThread:
+    """The process's feedback thread (made on first use)."""
+    global _THREAD
+    with _THREAD_LOCK:
+        if _THREAD is None:
+            _THREAD = FeedbackThread()
+        return _THREAD
+
+
+def flush_feedback(timeout: float = WAIT_S) -> bool:
+    """Wait until every run's feedback queued so far is sent; False when ``timeout`` ran out first."""
+    return feedback_thread().flush(timeout)
 
 
 def http_sender(base_url: str, token: str | None = None, timeout: float = 30.0) -> Sender:
@@ -53,6 +114,65 @@ def http_sender(base_url: str, token: str | None = None, timeout: float = 30.0) 
         return response.json()
 
     return send
+
+
+def start_feedback(
+    spark: SparkSession,
+    answer: Mapping[str, Any],
+    run: ObservedRun,
+    send: Sender | None,
+    catalog: Mapping[str, Any] | None = None,
+) -> Future[SentFeedback]:
+    """Copy what an ``observe`` block ran out of Spark now; map it and send it on the feedback thread.
+
+    The future fails when the send does (the caller decides whether to log or raise).
+    """
+    graph = run.capture().graph()
+    plan = answer["plan"]
+    tables = {str(n["table"]) for n in walk(plan) if n.get("op") == "scan" and n.get("table")}
+    identities = table_identities(spark, tables, graph)
+    never_null = never_null_columns(catalog)
+    request_id = str(answer["request_id"]) if "request_id" in answer else None
+    return feedback_thread().submit(lambda: _map_and_send(plan, graph, identities, never_null, request_id, send))
+
+
+def _map_and_send(
+    plan: Mapping[str, Any],
+    graph: SparkGraph,
+    identities: Mapping[str, str],
+    never_null: Mapping[str, frozenset[str]],
+    request_id: str | None,
+    send: Sender | None,
+) -> SentFeedback:
+    started = time.perf_counter()
+    actual = map_actuals(plan, graph, identities, never_null)
+    if send is not None and request_id is not None and actual.nodes:
+        send(request_id, {"nodes": [node.to_wire() for node in actual.nodes]})
+    return SentFeedback(actual, time.perf_counter() - started)
+
+
+def send_feedback(
+    spark: SparkSession,
+    answer: Mapping[str, Any],
+    run: ObservedRun,
+    send: Sender | None,
+    catalog: Mapping[str, Any] | None = None,
+) -> ActualRows:
+    """``start_feedback`` and wait for it: what was counted (raises when the send failed)."""
+    return start_feedback(spark, answer, run, send, catalog).result(timeout=WAIT_S).actual
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What one run cost: the query, and what feedback held the caller up (listener, copying the graphs)."""
+
+    query_s: float
+    blocking_s: float
+    sent: Future[SentFeedback]
+
+    def result(self, timeout: float = WAIT_S) -> SentFeedback:
+        """Wait for the background part (mapping and sending); raises what the send raised."""
+        return self.sent.result(timeout=timeout)
 
 
 @contextmanager
@@ -78,28 +198,21 @@ def run_and_report(
     catalog: Mapping[str, Any] | None = None,
     action: Callable[[DataFrame], Any] = lambda frame: frame.collect(),
 ) -> tuple[Any, RunReport]:
-    """Run the answer (``action`` on its DataFrame: a collect by default, or a write), then send its counts."""
+    """Run the answer (``action`` on its DataFrame: a collect by default, or a write), then send its counts.
+
+    ``RunReport.blocking_s`` counts from the action's end until this returns (waiting for Spark's listener
+    included); the mapping and the send go on in the background (``report.result()`` waits for them).
+    """
     found = answer.get("spark")
     spark_part: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     sql = str(spark_part.get("sql") or answer["sql"])
-    with session_conf(spark, dict(spark_part.get("conf") or {})), observe(spark) as run:
+    with session_conf(spark, dict(spark_part.get("conf") or {})):
         started = time.perf_counter()
-        result = action(spark.sql(sql))
-        ran = time.perf_counter()
-    # feedback's cost: waiting for Spark's listener, reading the plan graph, mapping, sending
-    actual = send_feedback(spark, answer, run, send, catalog)
-    return result, RunReport(actual, ran - started, time.perf_counter() - ran)
-
-
-def send_feedback(
-    spark: SparkSession,
-    answer: Mapping[str, Any],
-    run: ObservedRun,
-    send: Sender | None,
-    catalog: Mapping[str, Any] | None = None,
-) -> ActualRows:
-    """Map what an ``observe`` block ran onto the answer and send the counts (any runner can call this)."""
-    actual = actual_rows(spark, answer, run.graph(), catalog)
-    if send is not None and actual.nodes:
-        send(str(answer["request_id"]), {"nodes": [node.to_wire() for node in actual.nodes]})
-    return actual
+        with observe(spark) as run:
+            query_started = time.perf_counter()
+            result = action(spark.sql(sql))
+            ran = time.perf_counter()
+    sent = start_feedback(spark, answer, run, send, catalog)
+    done = time.perf_counter()
+    # feedback's cost to the caller: tagging before the action, the listener wait and the copy after it
+    return result, RunReport(ran - query_started, (query_started - started) + (done - ran), sent)

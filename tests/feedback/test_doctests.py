@@ -12,6 +12,7 @@ MODULES = [
     "service.feedback.graph",
     "service.feedback.keys",
     "service.feedback.mapping",
+    "service.feedback.spark",
     "service.feedback.use_case",
 ]
 
