@@ -25,6 +25,7 @@ COPY pyproject.toml README.md ./
 COPY costmodel ./costmodel
 COPY service ./service
 COPY api ./api
+COPY pushdown_client ./pushdown_client
 RUN pip install ".[postgres]" "pyspark==${SPARK_VERSION}"
 
 # History, statistics and samples (SQLite by default; PUSHDOWN_DATABASE_URL=postgresql://... moves the first two).

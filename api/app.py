@@ -22,7 +22,8 @@ from service import __version__
 from service.analyze import Analyzer, spark_session
 from service.bounded import BoundedRunner
 from service.feedback.use_case import FeedbackService
-from service.jobs import JobRunner
+from service.job_store import DatabaseJobStates
+from service.jobs import JobRunner, JobStates, MemoryJobStates
 from service.optimize import OptimizeService, allow_deep_plans
 from service.request_cache import request_cache
 from service.settings import Settings
@@ -56,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if store is None
         else Analyzer(store, lambda: spark_session(settings.spark_master), settings.analyze_spark_idle_s)
     )
-    app.state.jobs = JobRunner()
+    app.state.jobs = JobRunner(_job_states(settings))
     app.state.runner = BoundedRunner(settings.request_time_limit_s, settings.max_concurrent_work)
     install_error_handling(app)
     install_hygiene(app, settings)
@@ -88,6 +89,15 @@ def _stop_background_work_at_shutdown(app: FastAPI) -> None:
             await run_in_threadpool(app.state.analyzer.close)
 
     app.router.lifespan_context = lifespan
+
+
+def _job_states(settings: Settings) -> JobStates:
+    """Job state in the service's database (shared by workers and replicas), or in memory when its URL is
+    unsupported (analyze then answers 503 anyway: it needs the statistics store on the same URL)."""
+    try:
+        return DatabaseJobStates.from_settings(settings)
+    except ValueError:
+        return MemoryJobStates()
 
 
 def _statistics_store(settings: Settings) -> StatisticsStore | None:

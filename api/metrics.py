@@ -43,8 +43,9 @@ HISTORY_LOST = Gauge(
     "pushdown_history_lost", "Answers the history dropped (queue full) or failed to write, since start.",
     ("kind",), multiprocess_mode="livesum",
 )  # fmt: skip
+#: Every worker reads the same shared job table, so workers agree: the most recent scrape's value, not a sum.
 ANALYZE_JOBS = Gauge(
-    "pushdown_analyze_jobs", "Analyze jobs known to the service, by state.", ("state",), multiprocess_mode="livesum"
+    "pushdown_analyze_jobs", "Analyze jobs known to the service, by state.", ("state",), multiprocess_mode="mostrecent"
 )
 JOB_STATES = ("queued", "running", "succeeded", "failed")
 
@@ -65,9 +66,9 @@ def observe_decisions(decisions: Iterable[dict[str, Any]]) -> None:
 
 
 def observe_state(app_state: Any) -> None:
-    """The history queue and the analyze jobs as they are now in this process (gauges); read at scrape time only,
-    since the history's status reads its database. With several workers each gauge holds the value its worker
-    had when it last answered a scrape."""
+    """The history queue (this process's) and the analyze jobs (the shared job table) as they are now (gauges);
+    read at scrape time only, since both read a database. With several workers each history gauge holds the value
+    its worker had when it last answered a scrape."""
     history = getattr(app_state, "history", None)
     if history is not None:
         status = history.status()  # memory only (no totals): cheap enough for every request
@@ -76,9 +77,7 @@ def observe_state(app_state: Any) -> None:
             HISTORY_LOST.labels(kind).set(status.get(kind, 0))
     jobs = getattr(app_state, "jobs", None)
     if jobs is not None:
-        counts = dict.fromkeys(JOB_STATES, 0)
-        for job in jobs.jobs():
-            counts[job.state] = counts.get(job.state, 0) + 1
+        counts = dict.fromkeys(JOB_STATES, 0) | jobs.states.counts()
         for state, count in counts.items():
             ANALYZE_JOBS.labels(state).set(count)
 

@@ -151,13 +151,13 @@ async def analyze(
     raw = await read_body(request, settings.max_body_bytes)
     body = await run_in_threadpool(_parse_body, raw, settings.max_json_depth)
     source = await run_in_threadpool(_checked_source, body, settings.data_roots)
-    job = jobs.submit("analyze", name, analyzer.job(body.to_request(name, settings, source)))
+    job = await run_in_threadpool(jobs.submit, "analyze", name, analyzer.job(body.to_request(name, settings, source)))
     return {"job_id": job.id, "status_url": f"/jobs/{job.id}"}
 
 
 @router.get("/jobs/{job_id}", response_model=JobStatus, summary="A job's state and progress", responses=_ERRORS)
 async def job_status(job_id: str, jobs: JobsDep) -> dict[str, Any]:
-    job: Job | None = jobs.get(job_id)
+    job: Job | None = await run_in_threadpool(jobs.get, job_id)
     if job is None:
         raise InputError("not_found", f"no job {job_id!r}", "$.job_id")
     return job.to_wire()

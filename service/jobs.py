@@ -1,9 +1,9 @@
 """Background jobs with state and progress, for work too long for a request (the analyze job).
 
-One worker thread runs jobs in submission order: Spark already uses every core
-for one job, and two analyze jobs of the same table must not race. Job state
-lives in memory, so it is per process and lost on restart; what a finished job
-produced is in the statistics store, which is durable.
+One worker thread per process runs the jobs that process accepted, in submission order: Spark already uses
+every core for one job. Job state goes to a ``JobStates``: the service's database (``service.job_store``), so
+that with several workers or replicas on one database any of them answers ``GET /jobs/{id}``, or memory (per
+process, lost on restart) where there is no database. What a finished job produced is in the statistics store.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -97,21 +97,38 @@ def _condition(exc: BaseException) -> str | None:
         return type(exc).__name__
 
 
-class JobRunner:
-    """Runs submitted jobs one at a time on a worker thread and keeps their state."""
+class JobStates(Protocol):
+    """Where job state lives; ``JobRunner`` writes each change through, any process may read."""
+
+    def add(self, job: Job) -> None: ...
+
+    def update(self, job_id: str, **changes: Any) -> None: ...
+
+    def get(self, job_id: str) -> Job | None: ...
+
+    def jobs(self) -> list[Job]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+
+class MemoryJobStates:
+    """Job state in this process only (no database configured, and tests)."""
 
     def __init__(self) -> None:
         self._jobs: OrderedDict[str, Job] = OrderedDict()
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushdown-job")
 
-    def submit(self, kind: str, target: str, fn: JobFn) -> Job:
-        job = Job(id=uuid.uuid4().hex, kind=kind, target=target)
+    def add(self, job: Job) -> None:
         with self._lock:
             self._jobs[job.id] = job
-            self._forget_old()
-        self._pool.submit(self._run, job.id, fn)
-        return job
+            finished = [j.id for j in self._jobs.values() if j.state in ("succeeded", "failed")]
+            for job_id in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
+                del self._jobs[job_id]
+
+    def update(self, job_id: str, **changes: Any) -> None:
+        with self._lock:
+            if job_id in self._jobs:
+                self._jobs[job_id] = replace(self._jobs[job_id], **changes)
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:
@@ -121,28 +138,64 @@ class JobRunner:
         with self._lock:
             return list(self._jobs.values())
 
-    def shutdown(self, wait: bool = False) -> None:
-        self._pool.shutdown(wait=wait, cancel_futures=True)
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for job in self.jobs():
+            counts[job.state] = counts.get(job.state, 0) + 1
+        return counts
 
-    def _update(self, job_id: str, **changes: Any) -> None:
+
+#: What a job that never ran reports when its service stopped first.
+STOPPED_BEFORE_START = "the service stopped before the job started; submit it again"
+
+
+class JobRunner:
+    """Runs the jobs submitted here one at a time on a worker thread; their state goes to ``states``."""
+
+    def __init__(self, states: JobStates | None = None) -> None:
+        self.states: JobStates = states if states is not None else MemoryJobStates()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushdown-job")
+        self._queued: set[str] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, kind: str, target: str, fn: JobFn) -> Job:
+        job = Job(id=uuid.uuid4().hex, kind=kind, target=target)
+        self.states.add(job)
         with self._lock:
-            self._jobs[job_id] = replace(self._jobs[job_id], **changes)
+            self._queued.add(job.id)
+        self._pool.submit(self._run, job.id, fn)
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        return self.states.get(job_id)
+
+    def jobs(self) -> list[Job]:
+        return self.states.jobs()
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Stop taking jobs; the ones still queued here are cancelled and marked failed (a running one ends
+        on its own, and reports how)."""
+        self._pool.shutdown(wait=wait, cancel_futures=True)
+        with self._lock:
+            never_started, self._queued = set(self._queued), set()
+        for job_id in never_started:
+            try:
+                self.states.update(job_id, state="failed", error=STOPPED_BEFORE_START, finished_at=_now())
+            except Exception:  # the database is gone too: the job stays queued there
+                logger.exception("could not mark job %s as stopped", job_id)
 
     def _run(self, job_id: str, fn: JobFn) -> None:
-        self._update(job_id, state="running", started_at=_now())
+        with self._lock:
+            self._queued.discard(job_id)
+        self.states.update(job_id, state="running", started_at=_now())
 
         def progress(stage: str, rows_seen: int, percent: float) -> None:
-            self._update(job_id, stage=stage, rows_seen=rows_seen, percent=percent)
+            self.states.update(job_id, stage=stage, rows_seen=rows_seen, percent=percent)
 
         try:
             result = fn(progress)
         except Exception as exc:
             logger.exception("job %s failed", job_id)
-            self._update(job_id, state="failed", error=error_message(exc), finished_at=_now())
+            self.states.update(job_id, state="failed", error=error_message(exc), finished_at=_now())
         else:
-            self._update(job_id, state="succeeded", percent=100.0, result=result, finished_at=_now())
-
-    def _forget_old(self) -> None:
-        finished = [j.id for j in self._jobs.values() if j.state in ("succeeded", "failed")]
-        for job_id in finished[: max(0, len(finished) - MAX_FINISHED_JOBS)]:
-            del self._jobs[job_id]
+            self.states.update(job_id, state="succeeded", percent=100.0, result=result, finished_at=_now())

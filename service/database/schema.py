@@ -121,6 +121,28 @@ def _feedback_tables(timestamp: str) -> tuple[str, ...]:
     )
 
 
+def _analyze_jobs_table(timestamp: str) -> tuple[str, ...]:
+    """Analyze jobs' state (service/job_store.py), so that any worker or replica answers ``GET /jobs/{id}``."""
+    return (
+        f"""CREATE TABLE analyze_jobs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    target TEXT NOT NULL,
+    state TEXT NOT NULL,
+    stage TEXT,
+    rows_seen BIGINT NOT NULL DEFAULT 0,
+    percent DOUBLE PRECISION NOT NULL DEFAULT 0,
+    error TEXT,
+    result TEXT,
+    created_at {timestamp} NOT NULL,
+    started_at {timestamp},
+    finished_at {timestamp},
+    updated_at {timestamp} NOT NULL
+)""",
+        "CREATE INDEX IF NOT EXISTS analyze_jobs_state ON analyze_jobs (state, finished_at)",
+    )
+
+
 #: Applied in order, each in its own transaction; never edit one that shipped, add the next.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -142,6 +164,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "feedback: actual rows per request and observed selectivities",
         sqlite=_feedback_tables("TEXT"),
         postgres=_feedback_tables("TIMESTAMPTZ"),
+    ),
+    Migration(
+        6,
+        "analyze jobs: state shared by every worker and replica",
+        sqlite=_analyze_jobs_table("TEXT"),
+        postgres=_analyze_jobs_table("TIMESTAMPTZ"),
     ),
 )
 

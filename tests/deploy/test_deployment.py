@@ -247,6 +247,9 @@ def test_airflow_image_adds_the_provider_and_java_to_the_official_image():
     assert "openjdk-17-jre-headless" in runs
     assert "/opt/pushdown-provider" in runs and '"apache-airflow==${AIRFLOW_VERSION}"' in runs
     assert any(op == "COPY" and "integrations/airflow" in args for op, args in steps)
+    # The provider depends on the client, which is not on PyPI: the image installs it from the repository.
+    assert any(op == "COPY" and args.split()[-2:] == ["pushdown_client", "/opt/pushdown-client"] for op, args in steps)
+    assert '"/opt/pushdown-client[spark]"' in runs
     assert [args for op, args in steps if op == "USER"][-1] == "50000"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,29 +28,31 @@ def serving(
     args: list[str], env: dict[str, str], cwd: Path, port: int
 ) -> Iterator[tuple[httpx.Client, list[str], subprocess.Popen[str]]]:
     """``pushdown serve ARGS`` until the block ends; yields a client, its stderr lines (filled in after the block)
-    and the process."""
-    proc = subprocess.Popen(
-        [*pushdown_command(), "serve", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: list[str] = []
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_for_health(url, proc, 60, output=lambda: proc.communicate()[1])
-        with httpx.Client(base_url=url, timeout=30) as http:
-            yield http, lines, proc
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    and the process. Its stderr goes to a file, not a pipe: a pipe nobody reads fills up after a few hundred
+    access-log lines and the service then blocks on its next log write."""
+    with tempfile.TemporaryFile("w+") as output:
+        proc = subprocess.Popen(
+            [*pushdown_command(), "serve", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=output, text=True
+        )
+
+        def everything() -> str:
+            output.seek(0)
+            return output.read()
+
+        lines: list[str] = []
         try:
-            _, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-        lines += err.splitlines()
+            url = f"http://127.0.0.1:{port}"
+            wait_for_health(url, proc, 60, output=everything)
+            with httpx.Client(base_url=url, timeout=30) as http:
+                yield http, lines, proc
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            lines += everything().splitlines()
 
 
 def test_version(clean_env: dict[str, str], tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
-"""Optimize a query with the pushdown service, then run the rewritten SQL on Spark and log its row count.
+"""Optimize a query with the pushdown service, then run the answer on Spark and log its row count.
 
 1. ``describe_tables``: the Parquet tables under ``data_dir`` (written with example rows, NULLs included, when
    missing), described for the service: row counts, null counts, min/max and distinct counts per column.
-2. ``optimize``: ``PushdownOptimizeOperator`` sends the SQL and that catalog to ``POST /optimize``; its XCom is the
-   summary (request id, cost before and after, savings, rewritten SQL).
-3. ``run_on_spark``: the rewritten SQL on local Spark (``PUSHDOWN_EXAMPLE_SPARK_MASTER``, default ``local[2]``).
+2. ``run_on_spark``: ``PushdownSparkSqlOperator`` sends the SQL and that catalog to ``POST /optimize`` and runs the
+   answer with the client's Spark runner on local Spark (``PUSHDOWN_EXAMPLE_SPARK_MASTER``, default ``local[2]``),
+   the tables registered as views in that session, so Spark keeps each placement the service decided. Its XCom is
+   the summary (request id, cost before and after, savings, the SQL that ran) and the row count.
+
+``PushdownOptimizeOperator`` asks without running, for a task that runs the SQL some other way.
 
 Needs the connection ``pushdown_default`` (e.g. ``AIRFLOW_CONN_PUSHDOWN_DEFAULT='pushdown://:TOKEN@host:8000'``).
 """
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow.sdk import Param, dag, task
-from pushdown_airflow.operators import PushdownOptimizeOperator
+from pushdown_airflow.spark_sql import PushdownSparkSqlOperator
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,13 @@ def register_tables(spark, data_dir: Path) -> dict[str, Any]:
     return frames
 
 
+def session_with_tables(context: dict[str, Any]):
+    """The session ``run_on_spark`` runs on: the run's Parquet tables as temporary views."""
+    spark = spark_session()
+    register_tables(spark, Path(context["params"]["data_dir"]))
+    return spark
+
+
 @dag(
     dag_id="pushdown_optimize_then_spark",
     schedule=None,
@@ -127,22 +137,9 @@ def pushdown_optimize_then_spark():
         frames = register_tables(spark, data_dir)
         return {"tables": {name: describe(df) for name, df in frames.items()}}
 
-    optimize = PushdownOptimizeOperator(task_id="optimize", sql="{{ params.sql }}", catalog=describe_tables())
-
-    @task
-    def run_on_spark(summary: dict[str, Any], params: dict[str, Any] | None = None) -> int:
-        spark = spark_session()
-        register_tables(spark, Path(params["data_dir"]))
-        rows = spark.sql(summary["sql"]).count()
-        log.info(
-            "rewritten query (request %s, savings %.1f%%) returned %d rows",
-            summary["request_id"],
-            100 * (summary["savings"] or 0.0),
-            rows,
-        )
-        return rows
-
-    run_on_spark(optimize.output)
+    PushdownSparkSqlOperator(
+        task_id="run_on_spark", sql="{{ params.sql }}", catalog=describe_tables(), spark_session=session_with_tables
+    )
 
 
 pushdown_optimize_then_spark()

@@ -55,9 +55,22 @@ def test_bad_sql_is_a_422_pointing_at_the_sql(service_url):
 
 def test_unreachable_service_is_not_a_client_error(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_PUSHDOWN_NOWHERE", "pushdown://127.0.0.1:9")
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(PushdownServiceError) as caught:
         PushdownHook("pushdown_nowhere", timeout=5).optimize({"sql": SQL, "catalog": CATALOG})
-    assert not isinstance(caught.value, PushdownServiceError)
+    assert caught.value.status == 503 and caught.value.code == "unreachable"
+    assert not caught.value.is_client_error  # so the operator lets Airflow retry
+
+
+def test_the_hook_is_the_services_own_client(service_url):
+    """No HTTP code of the provider's own: the hook hands out the client that the service's package ships."""
+    import pushdown_airflow.hooks as hooks
+
+    from pushdown_client import PushdownClient, PushdownError
+
+    client = PushdownHook().get_conn()
+    assert type(client) is PushdownClient and client.url == service_url and client.token == TOKEN
+    assert PushdownServiceError is PushdownError
+    assert not any(name in vars(hooks) for name in ("requests", "aiohttp", "urllib", "HttpHook"))
 
 
 def test_async_optimize_matches_the_sync_call(service_url):

@@ -1,4 +1,5 @@
-"""Airflow 3 provider for the pushdown service: ``PushdownHook``, ``PushdownOptimizeOperator`` and its trigger."""
+"""Airflow 3 provider for the pushdown service: ``PushdownHook``, ``PushdownOptimizeOperator`` and its trigger, and
+``PushdownSparkSqlOperator`` (optimize, then run on Spark with the client's runner)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,12 @@ def get_provider_info() -> dict[str, Any]:
         "versions": [__version__],
         "integrations": [{"integration-name": INTEGRATION, "tags": ["service"]}],
         "hooks": [{"integration-name": INTEGRATION, "python-modules": ["pushdown_airflow.hooks"]}],
-        "operators": [{"integration-name": INTEGRATION, "python-modules": ["pushdown_airflow.operators"]}],
+        "operators": [
+            {
+                "integration-name": INTEGRATION,
+                "python-modules": ["pushdown_airflow.operators", "pushdown_airflow.spark_sql"],
+            }
+        ],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["pushdown_airflow.triggers"]}],
         "connection-types": [
             {"hook-class-name": "pushdown_airflow.hooks.PushdownHook", "connection-type": "pushdown"},

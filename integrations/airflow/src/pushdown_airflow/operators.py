@@ -20,14 +20,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow.sdk import BaseOperator
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
+from airflow.sdk.exceptions import AirflowFailException
 
 from pushdown_airflow.hooks import DEFAULT_TIMEOUT_SECONDS, PushdownHook, PushdownServiceError
 from pushdown_airflow.summary import summarize
 from pushdown_airflow.triggers import PushdownOptimizeTrigger
 
 
-def _json_field(name: str, value: Any) -> dict[str, Any] | None:
+def failure(exc: PushdownServiceError) -> Exception:
+    """A 4xx fails the task at once (the request is wrong: retrying cannot help); anything else may retry."""
+    return AirflowFailException(str(exc)) if exc.is_client_error else exc
+
+
+def default_context(task: BaseOperator, run_context: Mapping[str, Any]) -> dict[str, str]:
+    """How the dashboard groups a call made by ``task``: its DAG, task and run ids."""
+    return {"pipeline": task.dag_id, "task": task.task_id, "run": str(run_context.get("run_id", ""))}
+
+
+def json_field(name: str, value: Any) -> dict[str, Any] | None:
     """A templated dict field may arrive as JSON text (``"{{ ... | tojson }}"``); parse it, or say which field."""
     if value is None or isinstance(value, dict):
         return value
@@ -92,17 +102,13 @@ class PushdownOptimizeOperator(BaseOperator):
         if self.sql is not None:
             request["sql"] = self.sql
         else:
-            request["plan"] = _json_field("plan", self.plan)
-        catalog = _json_field("catalog", self.catalog)
+            request["plan"] = json_field("plan", self.plan)
+        catalog = json_field("catalog", self.catalog)
         if catalog is not None:
             request["catalog"] = catalog
         if self.options:
             request["options"] = self.options
-        request["context"] = _json_field("context", self.context) or {
-            "pipeline": self.dag_id,
-            "task": self.task_id,
-            "run": str(run_context.get("run_id", "")),
-        }
+        request["context"] = json_field("context", self.context) or default_context(self, run_context)
         return request
 
     def execute(self, context: Any) -> dict[str, Any] | None:
@@ -124,8 +130,8 @@ class PushdownOptimizeOperator(BaseOperator):
             raise self._failure(PushdownServiceError(**event["error"]))
         return self._finish(event["summary"], event["warnings"])
 
-    def _failure(self, exc: PushdownServiceError) -> AirflowException:
-        return AirflowFailException(str(exc)) if exc.is_client_error else exc
+    def _failure(self, exc: PushdownServiceError) -> Exception:
+        return failure(exc)
 
     def _finish(self, summary: dict[str, Any], warnings: list[Any]) -> dict[str, Any]:
         self.log.info(

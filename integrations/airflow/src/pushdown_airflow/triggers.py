@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from pushdown_airflow.hooks import PushdownHook, PushdownServiceError
@@ -16,8 +15,8 @@ class PushdownOptimizeTrigger(BaseTrigger):
     """Posts one request and fires one event: ``{"status": "success", "summary", "warnings"}`` or ``{"status": "error",
     "error"}``.
 
-    The error event carries what ``PushdownServiceError`` needs (status, code, message, path), so the operator
-    fails the same way whether or not it deferred.
+    The error event carries what ``PushdownServiceError`` needs (status, code, message, path; an unreachable
+    service is the client's 503 ``unreachable``), so the operator fails the same way whether or not it deferred.
     """
 
     def __init__(self, conn_id: str, request: dict[str, Any], timeout: float) -> None:
@@ -37,10 +36,6 @@ class PushdownOptimizeTrigger(BaseTrigger):
             answer = await PushdownHook.optimize_async(self.conn_id, self.request, self.timeout)
         except PushdownServiceError as exc:
             error = {"status": exc.status, "code": exc.code, "message": exc.message, "path": exc.path}
-            yield TriggerEvent({"status": "error", "error": error})
-            return
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            error = {"status": 503, "code": "unreachable", "message": f"{type(exc).__name__}: {exc}", "path": None}
             yield TriggerEvent({"status": "error", "error": error})
             return
         # The summary, not the whole answer: trigger events are stored in Airflow's database.

@@ -1,0 +1,31 @@
+"""The pushdown service's typed Python client and its Spark runner, installable without the service.
+
+``PushdownClient`` calls a running service over HTTP with the standard library only (or runs the service in this
+process when no URL is given and the service is installed); ``run_sql`` (``pushdown_client.spark_runner``, needs
+PySpark) runs an answer on a SparkSession so that Spark keeps the placement. The service re-exports both as
+``service.client`` and ``service.spark_runner``.
+"""
+
+from pushdown_client.client import (
+    Answer,
+    CostJson,
+    FunctionSpec,
+    Mode,
+    PushdownClient,
+    PushdownError,
+    SparkTargetJson,
+    optimize_request,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Answer",
+    "CostJson",
+    "FunctionSpec",
+    "Mode",
+    "PushdownClient",
+    "PushdownError",
+    "SparkTargetJson",
+    "optimize_request",
+]
