@@ -190,7 +190,7 @@ class CostTable(BaseModel):
     model_config = _OPEN
 
     total: float
-    nodes: list[CostNode] | None = Field(default=None, description="Per operator; only with `detail: \"full\"`.")
+    nodes: list[CostNode] | None = Field(default=None, description='Per operator; only with `detail: "full"`.')
 
 
 class Cost(BaseModel):
@@ -318,7 +318,7 @@ class OptimizeResponse(BaseModel):
         default=None, description="The rewritten plan as Substrait JSON, when Substrait came in."
     )
     decisions: list[Decision] | None = Field(
-        default=None, description="The decision matrix, one row per predicate and operator; `detail: \"full\"`."
+        default=None, description='The decision matrix, one row per predicate and operator; `detail: "full"`.'
     )
     estimates: list[Estimate]
     rewrites: list[Any] = Field(description="Outer joins made inner, always-true conjuncts dropped, never-true ones.")
@@ -330,7 +330,7 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Analyzed tables whose statistics the answer used."
     )
     cost: Cost
-    explain: Explain | None = Field(default=None, description="EXPLAIN trees before and after; `detail: \"full\"`.")
+    explain: Explain | None = Field(default=None, description='EXPLAIN trees before and after; `detail: "full"`.')
     cache: CacheInfo | None = Field(default=None, description="Whether the answer came from the request cache.")
     model_version: str | None = Field(default=None, description="The cost model's version.")
     spark: dict[str, Any] | None = Field(

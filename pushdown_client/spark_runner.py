@@ -22,8 +22,10 @@ What it does, and why:
   force at that moment, so the settings must be on during the write, not only when the DataFrame is made;
 - the result has the original query's column names, order and types (the rewrite may name columns differently);
 - with a service URL, each action's own row counts are read from Spark afterwards and sent back
-  (``POST /feedback/{request_id}``, see docs/feedback.md): ``run.actual`` says what was counted and what could
-  not be mapped. Feedback never fails the action: a failure to read or send it is logged. Reading Spark's counts
+  (``POST /feedback/{request_id}``, see docs/feedback.md): the action waits only while Spark's plan graphs are
+  copied out (a few py4j calls); mapping and sending happen on a background thread, which finishes its queue
+  before the interpreter exits. ``run.actual`` waits for that and says what was counted and what could not be
+  mapped. Feedback never fails the action: a failure to read or send it is logged. Reading Spark's counts
   is the service's code (``service.feedback``): where only this client is installed (an orchestrator's
   environment), actions run the same and no feedback is sent.
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +46,11 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
     from service.feedback.mapping import ActualRows
+    from service.feedback.runner import SentFeedback
 
 logger = logging.getLogger(__name__)
+#: how long ``SparkRun.actual`` waits for the feedback thread (seconds)
+FEEDBACK_WAIT_S = 60.0
 
 #: Spark's type names as the service's catalog spells them (``decimal(p,s)`` and others pass through).
 _WIRE_TYPES = {
@@ -75,8 +81,21 @@ class SparkRun:
     client: PushdownClient | None = None
     #: the request's catalog: statistics in it may vouch that a join key holds no NULL (docs/feedback.md)
     catalog: Mapping[str, Any] | None = None
-    #: what the last action counted, per node of the answer's plan, and what could not be mapped
-    actual: ActualRows | None = None
+    #: the last action's feedback, mapped and sent on the feedback thread (``actual`` waits for it)
+    sent: Future[SentFeedback] | None = None
+
+    @property
+    def actual(self) -> ActualRows | None:
+        """What the last action counted per node of the answer's plan, and what could not be mapped.
+
+        Waits for the feedback thread to have sent it; None when nothing was reported or the send failed.
+        """
+        if self.sent is None:
+            return None
+        try:
+            return self.sent.result(timeout=FEEDBACK_WAIT_S).actual
+        except Exception:  # noqa: BLE001 - the failure was logged when it happened
+            return None
 
     @contextlib.contextmanager
     def settings(self) -> Iterator[None]:
@@ -107,20 +126,23 @@ class SparkRun:
         if not self._reports():
             with self.settings():
                 return action()
+        from service.feedback.runner import start_feedback
         from service.feedback.spark import observe
 
         with self.settings(), observe(self.spark) as observed:
             result = action()
+        client = self.client
+        assert client is not None
+        request_id = self.answer.get("request_id")
         try:
-            from service.feedback.runner import send_feedback
-
-            client = self.client
-            assert client is not None
-            self.actual = send_feedback(
+            self.sent = start_feedback(
                 self.spark, self.answer, observed, lambda rid, body: client.feedback(rid, body["nodes"]), self.catalog
             )
         except Exception as exc:  # noqa: BLE001 - the caller's action succeeded; feedback is best effort
-            logger.warning("feedback for %s not sent: %r", self.answer.get("request_id"), exc)
+            logger.warning("feedback for %s not sent: %r", request_id, exc)
+            self.sent = None
+            return result
+        self.sent.add_done_callback(lambda done: _log_failure(request_id, done))
         return result
 
     def _reports(self) -> bool:
@@ -143,6 +165,12 @@ def _feedback_installed() -> bool:
         return importlib.util.find_spec("service.feedback.runner") is not None
     except ImportError:  # no ``service`` package at all
         return False
+
+
+def _log_failure(request_id: Any, done: Future[SentFeedback]) -> None:
+    error = done.exception()
+    if error is not None:
+        logger.warning("feedback for %s not sent: %r", request_id, error)
 
 
 def run_sql(
