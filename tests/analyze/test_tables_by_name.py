@@ -81,7 +81,7 @@ def test_sql_over_an_analyzed_table_needs_no_catalog(http: httpx.Client) -> None
 def test_names_match_case_insensitively_and_mix_with_the_request_catalog(http: httpx.Client) -> None:
     sql = "SELECT e.id, r.name FROM EVENTS e JOIN regions r ON e.skew = r.id WHERE r.name = 'north'"
     regions = {"columns": [{"name": "id", "type": "int"}, {"name": "name", "type": "string"}], "row_count": 500}
-    response = http.post("/optimize", json={"sql": sql, "catalog": {"tables": {"regions": regions}}})
+    response = http.post("/optimize", json={"sql": sql, "catalog": {"tables": {"regions": regions}}, "detail": "full"})
     assert response.status_code == 200, response.text
     body = response.json()
     assert [(u["table"], u["analyzed_table"]) for u in body["statistics"]] == [("EVENTS", "events")]
