@@ -309,7 +309,7 @@ class QueryGen:
 
     def _aggregate(self, shape: str, src: From, want: set[str]) -> tuple[list[tuple[str, str, str]], str]:
         keyable = [c for c in src.cols if c.ref.split(".")[-1][0] in "ksd"]
-        keys = self.rng.sample(keyable or src.cols, min(2, len(keyable or src.cols)))
+        keys = self.rng.sample(keyable or src.cols, min(self.rng.randint(1, 2), len(keyable or src.cols)))
         key_exprs = [(k.ref, k.type) for k in keys]
         if shape == "group_expr":
             num = [c for c in src.cols if c.type == "int"] or src.cols
