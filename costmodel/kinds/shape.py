@@ -65,8 +65,3 @@ def fields_of(items: Sequence[NamedExpr]) -> tuple[Field, ...]:
     return tuple(
         Field(e.cid, e.name, e.qualifier, e.expr.type if isinstance(e.expr, Column) else "unknown") for e in items
     )
-
-
-def unary_write(node: Any, body: dict[str, Any], write_child: Any) -> dict[str, Any]:
-    """``{"op", "id", **body, "input"}``: the shape every one-input node writes."""
-    return {**body, "input": write_child(node.input)}

@@ -46,7 +46,6 @@ JOIN_TYPES = {
 }
 #: Operators whose rows equal their input's: they carry their input's Spark operator up.
 PASS_THROUGH = frozenset({"project", "sort", "alias"})
-REPORTED = frozenset({"scan", "filter", "join", "aggregate", "distinct"})
 
 
 @dataclass(frozen=True, slots=True)

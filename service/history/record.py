@@ -18,7 +18,7 @@ SOURCE = "source"  # tally kind of estimate sources, beside the three actions
 #: that keeps tiny records from counting as free in the queue's and the retention's byte limits.
 ROW_OVERHEAD = 256
 #: zlib level 1: answers shrink ~4.5x (repeated plan trees, cost tables and explain text compress well) for a
-#: fifth of level 6's CPU time, which would shrink them only ~15% further (TPC-H answers, bench/history_overhead).
+#: fifth of level 6's CPU time, which would shrink them only ~15% further (TPC-H answers, bench/history_overhead.py).
 COMPRESSION_LEVEL = 1
 
 

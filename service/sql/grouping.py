@@ -55,7 +55,8 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expression], list[t
         elif isinstance(g, exp.GroupingSets):
             listed = []
             for x in g.expressions:
-                members = x.expressions if isinstance(x, exp.Tuple) else [x]
+                # ``(a, b)`` is a Tuple, ``()`` an empty one; ``(a)`` is a Paren around the one key
+                members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
                 listed.append(tuple(index(m) for m in members))
             parts.append(listed)
         else:

@@ -280,3 +280,30 @@ def validate(doc: Any, root: str = "$") -> tuple[dict[str, Any], bool]:
         reason = text.rsplit("Failed to parse ", 1)[-1].split("\n")[0]
         raise SubstraitError("invalid_substrait", reason, where) from None
     return json_format.MessageToDict(message), used_old
+
+
+#: Substrait's join, set operation and sort direction enums -> the wire's (both directions use them)
+JOIN_TYPES: dict[str, str] = {
+    "JOIN_TYPE_INNER": "inner",
+    "JOIN_TYPE_OUTER": "full",
+    "JOIN_TYPE_LEFT": "left",
+    "JOIN_TYPE_RIGHT": "right",
+    "JOIN_TYPE_LEFT_SEMI": "semi",
+    "JOIN_TYPE_LEFT_ANTI": "anti",
+    "JOIN_TYPE_RIGHT_SEMI": "semi",
+    "JOIN_TYPE_RIGHT_ANTI": "anti",
+}
+SET_OPS: dict[str, tuple[str, bool]] = {
+    "SET_OP_UNION_ALL": ("union", True),
+    "SET_OP_UNION_DISTINCT": ("union", False),
+    "SET_OP_MINUS_PRIMARY": ("except", False),
+    "SET_OP_MINUS_PRIMARY_ALL": ("except", True),
+    "SET_OP_INTERSECTION_MULTISET": ("intersect", False),
+    "SET_OP_INTERSECTION_MULTISET_ALL": ("intersect", True),
+}
+SORT_DIRECTIONS: dict[str, tuple[bool, bool]] = {
+    "SORT_DIRECTION_ASC_NULLS_FIRST": (False, True),
+    "SORT_DIRECTION_ASC_NULLS_LAST": (False, False),
+    "SORT_DIRECTION_DESC_NULLS_FIRST": (True, True),
+    "SORT_DIRECTION_DESC_NULLS_LAST": (True, False),
+}

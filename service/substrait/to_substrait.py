@@ -31,6 +31,9 @@ from costmodel.plan import (
 )
 from service.substrait.common import (
     BOOLEAN_FNS,
+    JOIN_TYPES,
+    SET_OPS,
+    SORT_DIRECTIONS,
     WIRE_TO_SUBSTRAIT_FN,
     SubstraitError,
     date_days,
@@ -38,7 +41,7 @@ from service.substrait.common import (
     substrait_type,
     unsupported,
 )
-from service.substrait.to_plan import JOIN_TYPES, SET_OPS, SORT_DIRECTIONS, Reader, read_substrait
+from service.substrait.to_plan import Reader, read_substrait
 
 _JOIN_OUT = {v: k for k, v in reversed(list(JOIN_TYPES.items()))}
 _SET_OUT = {v: k for k, v in SET_OPS.items()}

@@ -43,6 +43,7 @@ OUTSIDE: dict[tuple[str, str], str] = {
     ("service/sql/render_expr.py", "AssertionError"): "a bug: an unreachable branch",
     ("service/sql/plan_query.py", "NotImplementedError"): "an abstract method",
     ("service/sql/plan_expr.py", "NotImplementedError"): "an abstract method",
+    ("service/substrait/read_expr.py", "NotImplementedError"): "an abstract method (the Reader reads relations)",
     ("service/client.py", "PushdownError"): "the Python client's view of an error answer, in the caller's process",
     ("service/client.py", "ValueError"): "the Python client's argument check, in the caller's process",
     ("service/cli.py", "Exit"): "the command line's exit status",

@@ -5,8 +5,8 @@ A fact is ``(kind, field, value)``: ``("join", "type", "left")``, ``("window", "
 whatever their renderer called things; a field dropped or changed on the way changes the count.
 
     >>> facts = plan_facts({"op": "limit", "count": 2, "offset": 1, "input": {"op": "scan", "table": "t"}})
-    >>> sorted(f for f in facts if f[0] == "limit")
-    [('limit', 'count', ''), ('limit', 'offset', '')]
+    >>> sorted(f for f in facts if f[0] == "limit" and "offset" in f[1])
+    [('limit', 'offset', ''), ('limit', 'offset.value', '1')]
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
+import costmodel.kinds  # noqa: F401  (registers every kind)
+from costmodel.kinds.registry import kind_for_op
 from tests.roundtrip.schema import COLUMNS, TABLES
 
 JOINS = {
@@ -53,7 +55,11 @@ FROMS = (
     "cte",
     "self_join",
 )
+#: LATERAL VIEW explode, once the engine has a kind for it. OUTER only over arrays that are never NULL or empty:
+#: the oracle (the query transpiled to DuckDB by sqlglot) drops OUTER, so it cannot judge a row OUTER keeps.
+LATERAL = ("lateral_view", "lateral_view_outer") if kind_for_op("generate") is not None else ()
 FEATURES: tuple[str, ...] = (
+    *LATERAL,
     *JOINS,
     *SETOPS,
     *SHAPES,
@@ -180,6 +186,17 @@ class QueryGen:
             return From(text, left.cols, left.ids, left.aliases + right.aliases)
         return From(text, left.cols + right.cols, left.ids + right.ids, left.aliases + right.aliases)
 
+    def _lateral(self, want: set[str], src: From) -> From:
+        """``LATERAL VIEW [OUTER] explode(array(...)) e AS v`` after the FROM list: one row per element."""
+        if not want & {"lateral_view", "lateral_view_outer"}:
+            return src
+        ints = [c.ref for c in src.cols if c.type == "int"] or ["1"]
+        e, v = self._alias("e"), self._alias("v")
+        outer = "OUTER " if "lateral_view_outer" in want else ""
+        items = ", ".join(self.rng.sample(ints, min(len(ints), self.rng.randint(1, 3))))
+        text = f"{src.sql} LATERAL VIEW {outer}explode(array({items})) {e} AS {v}"
+        return From(text, [*src.cols, Col(f"{e}.{v}", "int")], [*src.ids, f"{e}.{v}"], src.aliases)
+
     # ---- expressions
     def _lit(self, col: Col) -> str:
         return self.rng.choice(_LITERALS[col.type])
@@ -257,7 +274,7 @@ class QueryGen:
                 f"{src.sql} JOIN {other.sql} ON a.id = b.id", src.cols + other.cols, src.ids + other.ids, ["a", "b"]
             )
         else:
-            src = self._from(want)
+            src = self._lateral(want, self._from(want))
         conds = []
         if "where" in want or self.rng.random() < 0.5:
             conds.append(self._predicate(src.cols))
@@ -309,7 +326,7 @@ class QueryGen:
 
     def _aggregate(self, shape: str, src: From, want: set[str]) -> tuple[list[tuple[str, str, str]], str]:
         keyable = [c for c in src.cols if c.ref.split(".")[-1][0] in "ksd"]
-        keys = self.rng.sample(keyable or src.cols, min(2, len(keyable or src.cols)))
+        keys = self.rng.sample(keyable or src.cols, min(self.rng.randint(1, 2), len(keyable or src.cols)))
         key_exprs = [(k.ref, k.type) for k in keys]
         if shape == "group_expr":
             num = [c for c in src.cols if c.type == "int"] or src.cols

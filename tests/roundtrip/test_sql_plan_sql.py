@@ -109,6 +109,15 @@ def test_a_duckdb_frame_regression_query_round_trips(con: duckdb.DuckDBPyConnect
     assert result.facts[("window", "frame.start", "N preceding")] == 1
 
 
+def test_a_one_key_grouping_set_reads_back(con: duckdb.DuckDBPyConnection) -> None:
+    """Found by the generator: the renderer writes CUBE (k) as GROUPING SETS ((k), ()), and ``(k)`` was read as a
+    key of its own (a parenthesised expression), so the rendered SQL was refused."""
+    sql = "SELECT t3.k AS g, count(*) AS n, sum(t3.x) AS total FROM t3 GROUP BY CUBE (t3.k)"
+    result = check(sql, con)
+    assert not result.problems
+    assert result.facts[("aggregate", "grouping_sets", "[[0], []]")] == 1
+
+
 @pytest.mark.xfail(strict=True, reason="SQL adapter: a window output named like an input column is ambiguous")
 def test_a_window_output_may_share_a_name_with_an_input_column(con: duckdb.DuckDBPyConnection) -> None:
     """Found by the generator (service/sql's window naming; an aggregate output with the same clash works)."""
