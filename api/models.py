@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from costmodel.strict import nearest
 from service.errors import InputError
-from service.jsonguard import parse_json
+from service.jsonguard import NOT_ORDINARY, parse_json, parse_ordinary
 from service.optimize import OptimizeInput
 
 _EXAMPLE = {
@@ -161,6 +161,24 @@ def validation_error(exc: ValidationError, model: type[BaseModel] | None = None)
     return InputError("invalid_request", first["message"], first["path"], {"errors": errors})
 
 
+#: Bodies up to this size that are ordinary JSON are parsed where they arrive (on the event loop): under 1 ms.
+INLINE_PARSE_BYTES = 256 * 1024
+
+
+def parse_ordinary_request(raw: bytes, max_json_depth: int) -> OptimizeInput | None:
+    """``parse_optimize_request`` for ordinary JSON (orjson's fast path), or None for anything else (deep,
+    malformed, long integers, ...), which the careful parser must read and explain; raises ``InputError``."""
+    if raw.count(b"[") + raw.count(b"{") > max_json_depth:  # may nest too deep: the careful path measures it
+        return None
+    data = parse_ordinary(raw)
+    if data is NOT_ORDINARY:
+        return None
+    try:
+        return OptimizeRequest.model_validate(data).to_input()
+    except ValidationError as exc:
+        raise validation_error(exc, OptimizeRequest) from None
+
+
 def parse_optimize_request(raw: bytes, max_json_depth: int) -> OptimizeInput:
     """Bytes of a ``POST /optimize`` body to the use case's input; raises ``InputError``."""
     data = parse_json(raw, max_json_depth)
@@ -190,7 +208,7 @@ class CostTable(BaseModel):
     model_config = _OPEN
 
     total: float
-    nodes: list[CostNode] | None = Field(default=None, description="Per operator; only with `detail: \"full\"`.")
+    nodes: list[CostNode] | None = Field(default=None, description='Per operator; only with `detail: "full"`.')
 
 
 class Cost(BaseModel):
@@ -318,7 +336,7 @@ class OptimizeResponse(BaseModel):
         default=None, description="The rewritten plan as Substrait JSON, when Substrait came in."
     )
     decisions: list[Decision] | None = Field(
-        default=None, description="The decision matrix, one row per predicate and operator; `detail: \"full\"`."
+        default=None, description='The decision matrix, one row per predicate and operator; `detail: "full"`.'
     )
     estimates: list[Estimate]
     rewrites: list[Any] = Field(description="Outer joins made inner, always-true conjuncts dropped, never-true ones.")
@@ -330,7 +348,7 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Analyzed tables whose statistics the answer used."
     )
     cost: Cost
-    explain: Explain | None = Field(default=None, description="EXPLAIN trees before and after; `detail: \"full\"`.")
+    explain: Explain | None = Field(default=None, description='EXPLAIN trees before and after; `detail: "full"`.')
     cache: CacheInfo | None = Field(default=None, description="Whether the answer came from the request cache.")
     model_version: str | None = Field(default=None, description="The cost model's version.")
     spark: dict[str, Any] | None = Field(
