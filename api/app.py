@@ -99,6 +99,8 @@ def _stop_background_work_at_shutdown(app: FastAPI) -> None:
         async with previous(app_) as state:
             yield state
         app.state.jobs.shutdown(wait=False)
+        if getattr(app.state.optimizer, "cache", None) is not None:
+            app.state.optimizer.cache.close()
         if app.state.analyzer is not None:
             await run_in_threadpool(app.state.analyzer.close)
 

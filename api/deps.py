@@ -1,4 +1,8 @@
-"""FastAPI dependencies: settings and the use case come from the app that serves the request, not globals."""
+"""FastAPI dependencies: settings and the use case come from the app that serves the request, not globals.
+
+The getters are ``async``: FastAPI runs a plain ``def`` dependency on its thread pool, a thread hop per
+dependency per request for an attribute read.
+"""
 
 from __future__ import annotations
 
@@ -26,11 +30,11 @@ SESSION_COOKIE = "pushdown_session"
 _COOKIE_METHODS = frozenset({"GET", "HEAD"})
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_optimizer(request: Request) -> OptimizeService:
+async def get_optimizer(request: Request) -> OptimizeService:
     return request.app.state.optimizer
 
 
@@ -38,7 +42,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 OptimizerDep = Annotated[OptimizeService, Depends(get_optimizer)]
 
 
-def get_analyzer(request: Request) -> Analyzer:
+async def get_analyzer(request: Request) -> Analyzer:
     """The analyze use case; 503 when the configured statistics store is not available."""
     analyzer = request.app.state.analyzer
     if analyzer is None:
@@ -46,7 +50,7 @@ def get_analyzer(request: Request) -> Analyzer:
     return analyzer
 
 
-def get_jobs(request: Request) -> JobRunner:
+async def get_jobs(request: Request) -> JobRunner:
     return request.app.state.jobs
 
 
@@ -54,7 +58,7 @@ AnalyzerDep = Annotated[Analyzer, Depends(get_analyzer)]
 JobsDep = Annotated[JobRunner, Depends(get_jobs)]
 
 
-def get_history(request: Request) -> HistoryRecorder:
+async def get_history(request: Request) -> HistoryRecorder:
     """The optimization history recorder (its ``store`` is None when recording is off)."""
     return request.app.state.history
 
@@ -90,7 +94,7 @@ async def require_token(
     raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
 
 
-def get_runner(request: Request) -> BoundedRunner:
+async def get_runner(request: Request) -> BoundedRunner:
     return request.app.state.runner
 
 

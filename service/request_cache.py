@@ -120,6 +120,7 @@ class RequestCache:
         self._failures = 0
         self._prober: threading.Thread | None = None
         self._prober_lock = threading.Lock()
+        self._stopped = threading.Event()
         self._entries: OrderedDict[bytes, Entry] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -194,7 +195,8 @@ class RequestCache:
             state = dict(self._probe())
         except Exception as exc:  # noqa: BLE001 - a busy or unreachable database: try again next interval
             self._failures += 1
-            logger.warning("request cache: the stores' state cannot be read (%r)", exc)
+            if self._failures in (1, MAX_PROBE_FAILURES):  # once per streak, and when it costs the entries
+                logger.warning("request cache: the stores' state cannot be read (%r)", exc)
             if self._failures >= MAX_PROBE_FAILURES:
                 self._seen = None
                 with self._lock:
@@ -215,9 +217,16 @@ class RequestCache:
                 return
             self.check()  # the state the first answers are computed against
             self._prober = threading.Thread(
-                target=_probe_forever, args=(weakref.ref(self), self.check_interval_s), daemon=True
+                target=_probe_forever,
+                args=(weakref.ref(self), self.check_interval_s, self._stopped),
+                name="pushdown-cache-probe",
+                daemon=True,
             )
             self._prober.start()
+
+    def close(self) -> None:
+        """Stop the probe's thread (the app shuts down); lookups still work, without cross-process checks."""
+        self._stopped.set()
 
     def _sources_unchanged(self, entry: Entry) -> bool:
         if not entry.fingerprints or self._fingerprint is None:
@@ -239,10 +248,9 @@ class RequestCache:
         }
 
 
-def _probe_forever(cache_ref: weakref.ref[RequestCache], interval_s: float) -> None:
-    """The probe's thread: every interval while the cache exists (it ends with the cache)."""
-    while True:
-        time.sleep(max(interval_s, 0.01))
+def _probe_forever(cache_ref: weakref.ref[RequestCache], interval_s: float, stopped: threading.Event) -> None:
+    """The probe's thread: every interval until the cache closes or is gone."""
+    while not stopped.wait(max(interval_s, 0.01)):
         cache = cache_ref()
         if cache is None:
             return
