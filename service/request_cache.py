@@ -129,7 +129,8 @@ class RequestCache:
         return len(self._entries)
 
     @property
-    def bytes(self) -> int:
+    def size_bytes(self) -> int:
+        """Bytes the entries hold (their JSON and a per-entry charge)."""
         return self._bytes
 
     def get(self, key: bytes) -> Entry | None:

@@ -43,7 +43,9 @@ def test_drill_down_shows_actual_rows_and_the_q_error_chart(
         answers = []
         for run in range(RUNS):
             context = {"pipeline": "daily", "task": "load", "run": f"2026-11-{10 + run}"}
-            answer = http.post("/optimize", json={"sql": SQL, "catalog": CATALOG, "context": context, "detail": "full"}).json()
+            answer = http.post(
+                "/optimize", json={"sql": SQL, "catalog": CATALOG, "context": context, "detail": "full"}
+            ).json()
             scan = next(n for n in answer["cost"]["after"]["nodes"] if n["operator"] == "scan")
             actual = 100 + 40 * run
             body = {"nodes": [{"id": scan["id"], "rows_out": actual}]}

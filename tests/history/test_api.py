@@ -11,8 +11,8 @@ import pytest
 from fastapi import FastAPI
 
 from api.app import create_app
-from service.history import HistoryRecorder
 from service.answer import for_caller
+from service.history import HistoryRecorder
 from service.settings import Settings
 from tests.history.requests import MIX, request
 

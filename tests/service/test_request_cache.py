@@ -203,7 +203,7 @@ def test_the_cache_stays_within_its_entries_and_bytes() -> None:
     service = OptimizeService(cache=small)
     for mode in modes:
         service.answer(plan_request(options={"mode": mode}))
-        assert small.bytes <= small.max_bytes
+        assert small.size_bytes <= small.max_bytes
     assert len(small) < 3
 
     tiny = RequestCache(max_entries=100, max_bytes=100)  # an answer larger than the whole cache is not kept
