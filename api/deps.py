@@ -1,4 +1,8 @@
-"""FastAPI dependencies: settings and the use case come from the app that serves the request, not globals."""
+"""FastAPI dependencies: settings and the use case come from the app that serves the request, not globals.
+
+The getters are ``async``: FastAPI runs a plain ``def`` dependency on its thread pool, a thread hop per
+dependency per request for an attribute read.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.models import parse_optimize_request
+from api.models import INLINE_PARSE_BYTES, parse_optimize_request, parse_ordinary_request
 from service.analyze import Analyzer
 from service.bounded import BoundedRunner
 from service.errors import InputError
@@ -26,11 +30,11 @@ SESSION_COOKIE = "pushdown_session"
 _COOKIE_METHODS = frozenset({"GET", "HEAD"})
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_optimizer(request: Request) -> OptimizeService:
+async def get_optimizer(request: Request) -> OptimizeService:
     return request.app.state.optimizer
 
 
@@ -38,7 +42,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 OptimizerDep = Annotated[OptimizeService, Depends(get_optimizer)]
 
 
-def get_analyzer(request: Request) -> Analyzer:
+async def get_analyzer(request: Request) -> Analyzer:
     """The analyze use case; 503 when the configured statistics store is not available."""
     analyzer = request.app.state.analyzer
     if analyzer is None:
@@ -46,7 +50,7 @@ def get_analyzer(request: Request) -> Analyzer:
     return analyzer
 
 
-def get_jobs(request: Request) -> JobRunner:
+async def get_jobs(request: Request) -> JobRunner:
     return request.app.state.jobs
 
 
@@ -54,7 +58,7 @@ AnalyzerDep = Annotated[Analyzer, Depends(get_analyzer)]
 JobsDep = Annotated[JobRunner, Depends(get_jobs)]
 
 
-def get_history(request: Request) -> HistoryRecorder:
+async def get_history(request: Request) -> HistoryRecorder:
     """The optimization history recorder (its ``store`` is None when recording is off)."""
     return request.app.state.history
 
@@ -90,7 +94,7 @@ async def require_token(
     raise HTTPException(401, "missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
 
 
-def get_runner(request: Request) -> BoundedRunner:
+async def get_runner(request: Request) -> BoundedRunner:
     return request.app.state.runner
 
 
@@ -116,7 +120,10 @@ async def optimize_input(request: Request, settings: SettingsDep, runner: Runner
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
     request.state.deadline = runner.deadline()
-    body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
+    # ordinary JSON of ordinary size parses in well under a millisecond: on the event loop, no worker thread
+    body = parse_ordinary_request(raw, settings.max_json_depth) if len(raw) <= INLINE_PARSE_BYTES else None
+    if body is None:
+        body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
     if body.sql is not None and len(body.sql) > settings.max_sql_chars:
         raise InputError(
             "sql_too_long",

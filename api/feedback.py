@@ -87,7 +87,7 @@ def _inline_schema(model: type[BaseModel]) -> dict[str, Any]:
     return inline(schema)
 
 
-def get_feedback(request: Request) -> FeedbackService:
+async def get_feedback(request: Request) -> FeedbackService:
     return request.app.state.feedback
 
 

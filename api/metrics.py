@@ -9,6 +9,7 @@ by every app in it (tests build several apps in one process).
 
 from __future__ import annotations
 
+import collections
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -61,8 +62,11 @@ def observe_request(route: str, method: str, status: int, seconds: float, error:
 
 
 def observe_decisions(decisions: Iterable[dict[str, Any]]) -> None:
-    for decision in decisions:
-        DECISIONS.labels(str(decision.get("action")), str(decision.get("reason"))).inc()
+    """Counted per (action, reason) first: one increment per label set, not one per decision (an answer has
+    dozens of decisions, and each increment locks and, with several workers, writes a shared file)."""
+    counts = collections.Counter((str(d.get("action")), str(d.get("reason"))) for d in decisions)
+    for (action, reason), count in counts.items():
+        DECISIONS.labels(action, reason).inc(count)
 
 
 def observe_state(app_state: Any) -> None:

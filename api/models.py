@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from costmodel.strict import nearest
 from service.errors import InputError
-from service.jsonguard import parse_json
+from service.jsonguard import NOT_ORDINARY, parse_json, parse_ordinary
 from service.optimize import OptimizeInput
 
 _EXAMPLE: dict[str, Any] = {
@@ -159,6 +159,24 @@ def validation_error(exc: ValidationError, model: type[BaseModel] | None = None)
     errors = [_describe(err, model) for err in raw]
     first = errors[0]
     return InputError("invalid_request", first["message"], first["path"], {"errors": errors})
+
+
+#: Bodies up to this size that are ordinary JSON are parsed where they arrive (on the event loop): under 1 ms.
+INLINE_PARSE_BYTES = 256 * 1024
+
+
+def parse_ordinary_request(raw: bytes, max_json_depth: int) -> OptimizeInput | None:
+    """``parse_optimize_request`` for ordinary JSON (orjson's fast path), or None for anything else (deep,
+    malformed, long integers, ...), which the careful parser must read and explain; raises ``InputError``."""
+    if raw.count(b"[") + raw.count(b"{") > max_json_depth:  # may nest too deep: the careful path measures it
+        return None
+    data = parse_ordinary(raw)
+    if data is NOT_ORDINARY:
+        return None
+    try:
+        return OptimizeRequest.model_validate(data).to_input()
+    except ValidationError as exc:
+        raise validation_error(exc, OptimizeRequest) from None
 
 
 def parse_optimize_request(raw: bytes, max_json_depth: int) -> OptimizeInput:

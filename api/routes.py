@@ -73,7 +73,13 @@ async def optimize(
     # the request's context (its id, for log lines) goes along into the worker thread
     context = contextvars.copy_context()
     use_cache = not _no_cache(request.headers.get("cache-control"))
-    answered = await runner.run(context.run, _answer, optimizer, body, ids, use_cache, deadline=request.state.deadline)
+    # a hit costs a lookup (about 0.1 ms): answered on the event loop, without a worker thread
+    hit = optimizer.cached(body, *ids) if use_cache else None
+    answered: Answered = (
+        hit
+        if hit is not None
+        else await runner.run(context.run, _answer, optimizer, body, ids, use_cache, deadline=request.state.deadline)
+    )
     observe_decisions(answered.answer.get("decisions", ()))
     response = Response(answered.payload, media_type="application/json")
     response.headers[CACHE_HEADER] = answered.cache
@@ -109,7 +115,7 @@ def _answer(
 ) -> Answered:
     """The answer and its JSON; a cost that overflowed to infinity is the request's fault (422 with a path)."""
     try:
-        return optimizer.answer(body, *ids, use_cache=use_cache)
+        return optimizer.answer(body, *ids, use_cache=use_cache, looked_up=use_cache)
     except (OverflowError, NonFiniteNumber):
         request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
         raise number_overflow(request) from None

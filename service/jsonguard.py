@@ -171,23 +171,23 @@ def _position(raw: bytes, offset: int) -> dict[str, int]:
 #: read as a float: such input takes the careful path.
 _DIGIT_MAP = bytes(49 if 48 <= b <= 57 else 48 for b in range(256))
 _LONG_DIGITS = b"1" * 19
-_NOT_ORDINARY = object()
+NOT_ORDINARY = object()
 
 
-def _parse_ordinary(raw: bytes) -> Any:
+def parse_ordinary(raw: bytes) -> Any:
     """The document decoded by orjson (several times faster than ``json.loads`` with the number hooks), or
-    ``_NOT_ORDINARY`` when it is anything but ordinary JSON, for the careful path to decode or explain.
+    ``NOT_ORDINARY`` when it is anything but ordinary JSON, for the careful path to decode or explain.
 
     orjson refuses what the careful path refuses (malformed JSON or UTF-8, NaN, numbers beyond float range,
     lone surrogates) and reads everything else as ``json.loads`` does, except integers beyond 64 bits (it
     reads them as floats): a run of 19 digits anywhere sends the document to the careful path.
     """
     if _LONG_DIGITS in raw.translate(_DIGIT_MAP):
-        return _NOT_ORDINARY
+        return NOT_ORDINARY
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return _NOT_ORDINARY
+        return NOT_ORDINARY
 
 
 def parse_json(raw: bytes, max_depth: int) -> Any:
@@ -197,8 +197,8 @@ def parse_json(raw: bytes, max_depth: int) -> Any:
     are text (no lone surrogates); anything else is refused with its JSON path.
     """
     check_depth(raw, max_depth)
-    fast = _parse_ordinary(raw)
-    if fast is not _NOT_ORDINARY:
+    fast = parse_ordinary(raw)
+    if fast is not NOT_ORDINARY:
         return fast
     try:
         text = raw.decode("utf-8")

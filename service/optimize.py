@@ -135,11 +135,13 @@ class OptimizeService:
         request_id: str | None = None,
         client_request_id: str | None = None,
         use_cache: bool = True,
+        looked_up: bool = False,
     ) -> Answered:
         """The answer and its JSON, from the cache when the same request met the same state before.
 
-        ``use_cache``: False skips the cache (so does ``options.cache: false``). Raises as ``optimize`` does,
-        and ``service.answer.NonFiniteNumber`` when a number overflowed.
+        ``use_cache``: False skips the cache (so does ``options.cache: false``); ``looked_up``: ``cached`` has
+        just missed, so compute (and keep) without looking again. Raises as ``optimize`` does, and
+        ``service.answer.NonFiniteNumber`` when a number overflowed.
         """
         options, wanted = cache_option(request.options)
         request = replace(request, options=options)
@@ -148,7 +150,7 @@ class OptimizeService:
         entry = None
         if cache is not None:
             key = self._key(request)
-            entry = cache.get(key)
+            entry = None if looked_up else cache.get(key)
             status = "hit" if entry is not None else "miss"
         if entry is None:
             tables = _tables_read(request)
@@ -162,13 +164,22 @@ class OptimizeService:
                 cache.put(key, entry, before)
             elif self.cache is not None:
                 self.cache.counters.bypassed += status == "bypass"
-        head = _head(request, request_id, client_request_id)
-        hit = status == "hit"
-        head["cache"] = {"hit": True, "age_s": round(time.time() - entry.created, 3)} if hit else {"hit": False}
-        prefix = to_json(head)[:-1] + b","
-        record = prefix + entry.full
-        payload = record if request.detail == "full" else prefix + entry.summary
-        return Answered({**head, **entry.answer}, payload, record, status)
+        return _answered(request, entry, status, request_id, client_request_id)
+
+    def cached(
+        self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
+    ) -> Answered | None:
+        """The answer from the cache, or None when it must be computed (``answer(..., looked_up=True)``).
+
+        Cheap (the request's canonical JSON and a lookup), so the route calls it on the event loop."""
+        if self.cache is None:
+            return None
+        options, wanted = cache_option(request.options)
+        if not wanted:
+            return None
+        request = replace(request, options=options)
+        entry = self.cache.get(self._key(request))
+        return None if entry is None else _answered(request, entry, "hit", request_id, client_request_id)
 
     def _key(self, request: OptimizeInput) -> bytes:
         """The normalized request: what can change the full answer, as canonical JSON."""
@@ -290,6 +301,19 @@ class OptimizeService:
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
         return plan, response
+
+
+def _answered(
+    request: OptimizeInput, entry: Entry, status: str, request_id: str | None, client_request_id: str | None
+) -> Answered:
+    """The head (ids, context, cache) written before the entry's JSON: the body is not serialized again."""
+    head = _head(request, request_id, client_request_id)
+    hit = status == "hit"
+    head["cache"] = {"hit": True, "age_s": round(time.time() - entry.created, 3)} if hit else {"hit": False}
+    prefix = to_json(head)[:-1] + b","
+    record = prefix + entry.full
+    payload = record if request.detail == "full" else prefix + entry.summary
+    return Answered({**head, **entry.answer}, payload, record, status)
 
 
 def _head(request: OptimizeInput, request_id: str | None, client_request_id: str | None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATISTICS = "statistics"
+#: Failed reads of the stores' state in a row after which every answer that read a store is dropped.
+MAX_PROBE_FAILURES = 5
 #: Bytes an entry holds besides its JSON (the shared answer dict, the key): a rough per-entry charge.
 ENTRY_OVERHEAD = 512
 
@@ -59,13 +62,6 @@ class Generations:
         with self._lock:
             for name in names:
                 self._counts[name] = self._counts.get(name, 0) + 1
-
-    def bump_prefix(self, prefix: str) -> None:
-        """Every known counter starting with ``prefix``, and future ones (a global bump of that family)."""
-        with self._lock:
-            self._counts[prefix] = self._counts.get(prefix, 0) + 1
-            for name in [n for n in self._counts if n.startswith(prefix) and n != prefix]:
-                self._counts[name] += 1
 
     def snapshot(self, names: tuple[str, ...]) -> tuple[int, ...]:
         counts = self._counts
@@ -121,7 +117,10 @@ class RequestCache:
         self._probe = probe
         self._fingerprint = fingerprint
         self._seen: Mapping[str, Any] | None = None
-        self._next_check = 0.0
+        self._failures = 0
+        self._prober: threading.Thread | None = None
+        self._prober_lock = threading.Lock()
+        self._stopped = threading.Event()
         self._entries: OrderedDict[bytes, Entry] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
@@ -130,12 +129,16 @@ class RequestCache:
         return len(self._entries)
 
     @property
-    def bytes(self) -> int:
+    def size_bytes(self) -> int:
+        """Bytes the entries hold (their JSON and a per-entry charge)."""
         return self._bytes
 
     def get(self, key: bytes) -> Entry | None:
-        """The entry for ``key`` if the state it read has not changed since; counts a hit, miss or stale."""
-        self.check()
+        """The entry for ``key`` if the state it read has not changed since; counts a hit, miss or stale.
+
+        Never reads a database: the probe runs on a thread of its own (started by the first lookup)."""
+        if self._probe is not None and self._prober is None:
+            self._start_prober()
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -184,27 +187,47 @@ class RequestCache:
         """State changed in this process (an analyze committed, feedback arrived): its readers are stale."""
         self.generations.bump(names)
 
-    def check(self, now: float | None = None) -> None:
-        """Probe the stores when the interval has passed; bump every family whose token changed."""
+    def check(self) -> None:
+        """Read the stores' state once; bump every family whose token changed since the last read. After
+        ``MAX_PROBE_FAILURES`` failed reads in a row every answer that read a store is dropped."""
         if self._probe is None:
             return
-        now = time.monotonic() if now is None else now
-        if now < self._next_check:
-            return
-        self._next_check = now + self.check_interval_s
         try:
             state = dict(self._probe())
-        except Exception as exc:  # noqa: BLE001 - unknown state: nothing cached can be trusted
-            logger.warning("request cache: the stores' state cannot be read (%r); entries dropped", exc)
-            self._seen = None
-            self.clear()
+        except Exception as exc:  # noqa: BLE001 - a busy or unreachable database: try again next interval
+            self._failures += 1
+            if self._failures in (1, MAX_PROBE_FAILURES):  # once per streak, and when it costs the entries
+                logger.warning("request cache: the stores' state cannot be read (%r)", exc)
+            if self._failures >= MAX_PROBE_FAILURES:
+                self._seen = None
+                with self._lock:
+                    read = {name for entry in self._entries.values() for name in entry.dependencies}
+                self.generations.bump(read)
             return
+        self._failures = 0
         seen, self._seen = self._seen, state
         if seen is None:
             return
         changed = [name for name in set(seen) | set(state) if seen.get(name) != state.get(name)]
         if changed:
             self.generations.bump(changed)
+
+    def _start_prober(self) -> None:
+        with self._prober_lock:
+            if self._prober is not None:
+                return
+            self.check()  # the state the first answers are computed against
+            self._prober = threading.Thread(
+                target=_probe_forever,
+                args=(weakref.ref(self), self.check_interval_s, self._stopped),
+                name="pushdown-cache-probe",
+                daemon=True,
+            )
+            self._prober.start()
+
+    def close(self) -> None:
+        """Stop the probe's thread (the app shuts down); lookups still work, without cross-process checks."""
+        self._stopped.set()
 
     def _sources_unchanged(self, entry: Entry) -> bool:
         if not entry.fingerprints or self._fingerprint is None:
@@ -224,6 +247,16 @@ class RequestCache:
             "evictions": counters.evictions,
             "bypassed": counters.bypassed,
         }
+
+
+def _probe_forever(cache_ref: weakref.ref[RequestCache], interval_s: float, stopped: threading.Event) -> None:
+    """The probe's thread: every interval until the cache closes or is gone."""
+    while not stopped.wait(max(interval_s, 0.01)):
+        cache = cache_ref()
+        if cache is None:
+            return
+        cache.check()
+        del cache
 
 
 def request_cache(

@@ -43,7 +43,7 @@ def http(serve: Serve, make_settings: Callable[..., Settings]) -> Iterator[httpx
 
 def test_requests_latency_decisions_and_errors_are_counted(http: httpx.Client) -> None:
     before = scrape(http)
-    answers = [http.post("/optimize", json=REQUEST).json() for _ in range(3)]
+    answers = [http.post("/optimize", json={**REQUEST, "detail": "full"}).json() for _ in range(3)]
     bad = http.post("/optimize", json={"plan": {"op": "scan", "table": "nowhere"}, "catalog": {"tables": {}}})
     assert bad.status_code == 422
     http.get("/no/such/route")

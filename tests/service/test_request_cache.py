@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -21,7 +22,7 @@ from fastapi import FastAPI
 from api.app import create_app
 from service.analyzed_tables import source_fingerprint
 from service.optimize import OptimizeInput, OptimizeService
-from service.request_cache import RequestCache, request_cache
+from service.request_cache import MAX_PROBE_FAILURES, Entry, RequestCache, request_cache
 from service.settings import Settings
 from service.statistics import StatisticsStore
 from tests.history.requests import CATALOG, JOIN_PLAN
@@ -150,10 +151,12 @@ def test_an_analyze_by_another_process_is_found_by_the_probe(
     tmp_path: Path, make_settings: Callable[..., Settings]
 ) -> None:
     store = _store_with_items(tmp_path)
-    service = _cached_service(store, make_settings(data_dir=tmp_path, cache_check_interval_s=0))
+    service = _cached_service(store, make_settings(data_dir=tmp_path, cache_check_interval_s=3600))
     service.answer(SQL_ON_ITEMS)
     assert service.answer(SQL_ON_ITEMS).cache == "hit"
     _store_with_items(tmp_path, rows=5000)  # a second store on the same file: as another process commits
+    assert service.cache is not None
+    service.cache.check()  # what the probe's thread does every interval
     again = service.answer(SQL_ON_ITEMS)
     assert again.cache == "miss" and [u["row_count"] for u in again.answer["statistics"]] == [5000]
 
@@ -177,9 +180,11 @@ def test_a_plan_with_its_own_statistics_does_not_depend_on_the_store(
     tmp_path: Path, make_settings: Callable[..., Settings]
 ) -> None:
     store = _store_with_items(tmp_path)
-    service = _cached_service(store, make_settings(data_dir=tmp_path, cache_check_interval_s=0))
+    service = _cached_service(store, make_settings(data_dir=tmp_path, cache_check_interval_s=3600))
     service.answer(plan_request())
     _store_with_items(tmp_path, rows=5000)
+    assert service.cache is not None
+    service.cache.check()
     assert service.answer(plan_request()).cache == "hit"
 
 
@@ -198,7 +203,7 @@ def test_the_cache_stays_within_its_entries_and_bytes() -> None:
     service = OptimizeService(cache=small)
     for mode in modes:
         service.answer(plan_request(options={"mode": mode}))
-        assert small.bytes <= small.max_bytes
+        assert small.size_bytes <= small.max_bytes
     assert len(small) < 3
 
     tiny = RequestCache(max_entries=100, max_bytes=100)  # an answer larger than the whole cache is not kept
@@ -260,3 +265,36 @@ def test_over_http_feedback_on_a_table_invalidates_the_answers_that_read_it(
         assert after.headers["Pushdown-Cache"] == "miss"
         assert any(e["source"] == "feedback" for e in after.json()["estimates"])
         assert http.post("/optimize", json=body).headers["Pushdown-Cache"] == "hit"
+
+
+def test_the_probe_thread_finds_another_process_s_analyze_within_the_interval(
+    tmp_path: Path, make_settings: Callable[..., Settings]
+) -> None:
+    store = _store_with_items(tmp_path)
+    service = _cached_service(store, make_settings(data_dir=tmp_path, cache_check_interval_s=0.05))
+    service.answer(SQL_ON_ITEMS)
+    _store_with_items(tmp_path, rows=5000)
+    deadline = time.monotonic() + 10
+    while service.answer(SQL_ON_ITEMS).cache == "hit" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [u["row_count"] for u in service.answer(SQL_ON_ITEMS).answer["statistics"]] == [5000]
+
+
+def test_a_store_that_cannot_be_read_drops_the_answers_that_read_it() -> None:
+    calls = {"n": 0}
+
+    def probe() -> dict[str, Any]:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise OSError("database is locked")
+        return {"statistics": ()}
+
+    cache = RequestCache(check_interval_s=3600, probe=probe)
+    assert cache.get(b"nothing") is None and calls["n"] == 1  # the first lookup reads the state once
+    cache.put(b"reads", Entry({}, b"}", b"}", ("statistics",)))
+    cache.put(b"plain", Entry({}, b"}", b"}", ()))
+    for _ in range(MAX_PROBE_FAILURES - 1):
+        cache.check()
+    assert cache.get(b"reads") is not None  # a few failures: kept (the next read may work)
+    cache.check()
+    assert cache.get(b"reads") is None and cache.get(b"plain") is not None
