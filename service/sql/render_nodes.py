@@ -237,7 +237,8 @@ class Renderer(BlockRenderer):
             left = self.wrap(left)
         if right.stage != FROM or right.projected or right.sources != 1 or right.select.args.get("joins"):
             right = self.wrap(right)
-        scope = [left.cols + right.cols, *outer]
+        here = self.concat(left.cols, right.cols)
+        scope = [here, *outer]
         on = n.get("on")
         lifted: list[Any] = []
         if jtype in ("inner", "cross") and on is not None:
@@ -246,7 +247,6 @@ class Renderer(BlockRenderer):
             # before any further join, so the lifted conjuncts filter exactly this join.
             # The same for a conjunct reading an enclosing query's column (a correlated subquery's
             # own join): Spark reads outer references in WHERE only.
-            here = left.cols + right.cols
 
             def liftable(p: Any) -> bool:
                 return has_subquery(p) or any(self.lookup(r, here) is None for r in refs_in(p))
@@ -269,10 +269,8 @@ class Renderer(BlockRenderer):
                 join.set("side", jtype.upper())
         else:
             raise SqlError("invalid_plan", f"unknown join type {jtype!r}", detail={"id": n.get("id")})
-        joins = list(left.select.args.get("joins") or [])
-        joins.append(join)
-        left.select.set("joins", joins)
-        left.cols = left.cols + right.cols
+        left.select.append("joins", join)  # in place: setting a longer list re-parents every join (quadratic)
+        left.cols = here
         left.complete = left.complete and right.complete
         left.sources += right.sources
         if lifted:
