@@ -93,6 +93,9 @@ class SelectBuilder(QueryBuilder):
             ):
                 raise unsupported("SELECT * without a catalog", item)
         names = [item.alias_or_name for item in items]
+        for item in items:
+            if isinstance(item, exp.Subquery) and item.args.get("alias") is not None:
+                item.set("alias", None)  # qualify named it (_col_N) as a table alias; the name is in ``names``
         raws = [item.unalias() for item in items]
         # What the caller sees: the engine's own names for the outermost SELECT, internal names elsewhere.
         out_names = self.output_names(sel, items) or names
