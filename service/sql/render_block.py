@@ -77,6 +77,7 @@ class BlockRenderer:
             cols = raw.get("columns", []) if isinstance(raw, dict) else []
             self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
         self.counter = itertools.count(1)
+        self.dialect = "spark"  # the dialect being written (set by plan_to_sql)
         # Column lists by name, so resolving a reference is not a scan of every column in scope (500 joins
         # hold 1,500 columns). Keyed by the list's id; the list itself and its length guard against reuse.
         self._by_name: dict[int, tuple[list[Col], int, dict[str, list[Col]]]] = {}

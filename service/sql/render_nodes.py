@@ -26,6 +26,9 @@ from service.sql.render_block import (
 )
 from service.sql.render_expr import Expr, Node, and_, column, conjuncts, frame, has_subquery, ident, ordered, refs_in
 
+#: Dialects that read ``LATERAL VIEW explode(...)``; the others get ``JOIN UNNEST(...)``.
+_LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
+
 
 class Renderer(BlockRenderer):
     """Renders one wire plan; ``node`` dispatches to the ``op_*`` methods."""
@@ -157,6 +160,38 @@ class Renderer(BlockRenderer):
             )
             block.cols.append(Col(None, item["as"], window, window=True))
         block.stage = max(block.stage, WINDOW)
+        return block
+
+    def op_generate(self, n: Node, outer: list[list[Col]]) -> Block:
+        """``LATERAL VIEW [OUTER] explode(...) alias AS cols`` on the block's FROM (sqlglot writes DuckDB's
+        ``CROSS JOIN UNNEST`` from it); a later join or a second FROM item wraps the block first."""
+        block = self.node(self.child(n, "input"), outer)
+        if block.stage > WHERE or block.projected or block.select.args.get("where") is not None:
+            block = self.wrap(block)
+        alias = n.get("alias")
+        columns = n.get("columns")
+        if not isinstance(alias, str) or not isinstance(columns, list) or not columns:
+            raise SqlError("invalid_plan", "generate needs an alias and columns", detail={"id": n.get("id")})
+        generator = self.expr(n.get("generator"), [block.cols, *outer])
+        table_alias = exp.TableAlias(this=ident(alias), columns=[ident(c) for c in columns])
+        if self.dialect in _LATERAL_VIEW_DIALECTS:
+            lateral = exp.Lateral(this=generator, view=True, outer=bool(n.get("outer")), alias=table_alias)
+            block.select.append("laterals", lateral)
+        elif isinstance(generator, exp.Explode) and not generator.expressions:
+            # DuckDB and the rest: [LEFT] JOIN UNNEST(x) AS alias(cols) (sqlglot's own rewrite drops OUTER)
+            unnest = exp.Unnest(expressions=[generator.this], alias=table_alias)
+            join = (
+                exp.Join(this=unnest, side="LEFT", on=exp.true())
+                if n.get("outer")
+                else exp.Join(this=unnest, kind="CROSS")
+            )
+            block.select.append("joins", join)
+        else:
+            raise SqlError(
+                "invalid_plan", f"cannot write this generator for {self.dialect}", detail={"id": n.get("id")}
+            )
+        block.cols = block.cols + [Col(alias, c, column(c, alias)) for c in columns]
+        block.stage = max(block.stage, WHERE)  # FROM is closed: a join after it needs a derived table
         return block
 
     def op_distinct(self, n: Node, outer: list[list[Col]]) -> Block:
