@@ -100,3 +100,17 @@ def test_spark_executes_the_generator_with_the_filter_above_it(spark: Any) -> No
     assert "Generate explode" in executed, executed
     assert sorted(map(tuple, df.collect())) == sorted(map(tuple, spark.sql(SQL).collect()))
     assert df.columns == spark.sql(SQL).columns
+
+
+def test_generate_round_trips_through_the_wire() -> None:
+    plan = sql_to_plan(OUTER, CATALOG)
+    answer = optimize_wire(plan, CATALOG, {"mode": "never"})
+    node = answer["plan"]
+    while node["op"] != "generate":
+        node = node["input"]
+    assert {k: node[k] for k in ("generator", "outer", "alias", "columns")} == {
+        "generator": {"fn": "explode", "args": [{"fn": "array", "args": [{"col": "t.c"}]}]},
+        "outer": True,
+        "alias": "e",
+        "columns": ["x"],
+    }
