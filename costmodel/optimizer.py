@@ -19,6 +19,7 @@ from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
 from costmodel.options import Options, options_from_wire
 from costmodel.passes import PIPELINE, Work
 from costmodel.passes.report import report
+from costmodel.passes.rewrite import MINTED_IDS
 from costmodel.plan import (
     Distinct,
     Node,
@@ -30,6 +31,7 @@ from costmodel.plan import (
     with_children,
 )
 from costmodel.result import MODEL_VERSION, OptimizeResult
+from costmodel.unique_ids import unique_node_ids
 from costmodel.wire import plan_from_wire
 
 
@@ -58,6 +60,12 @@ def optimize(
     sources: tuple[SelectivitySource, ...] | None = None,
 ) -> OptimizeResult:
     """Decide where every filter goes: the passes of ``PIPELINE``, then the report."""
+    if MINTED_IDS.get() is None:  # the outermost call: subqueries and the outer plan share minted ids
+        token = MINTED_IDS.set(set())
+        try:
+            return optimize(plan, catalog, options, sources)
+        finally:
+            MINTED_IDS.reset(token)
     options = options or Options()
     _allow_deep_plans()
     plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
@@ -109,7 +117,9 @@ def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[s
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
     node = plan_from_wire(plan, cat, functions=opts.functions)
-    return optimize(node, cat, opts).to_wire()
+    out = optimize(node, cat, opts).to_wire()
+    unique_node_ids(out.get("plan"))
+    return out
 
 
 __all__ = ["MODEL_VERSION", "OptimizeResult", "optimize", "optimize_wire"]

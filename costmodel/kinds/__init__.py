@@ -8,6 +8,7 @@ from costmodel.kinds import (  # noqa: F401  (each module registers its kind on 
     alias,
     distinct,
     filter,
+    generate,
     join,
     limit,
     project,

@@ -7,10 +7,16 @@ written and reports only facts (a never-true predicate), no rewrites.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from costmodel.passes.work import Work
 from costmodel.placement import ABOVE, Materializer, Pred, placements_of
 from costmodel.plan import IdAllocator, Node, walk_plan
 from costmodel.scan_access import ScanAccess
+
+#: Filter ids minted so far in one request, across the outer plan and every subquery plan (each is
+#: optimized on its own): a new filter id is unique in the whole answer, not only in its own plan.
+MINTED_IDS: ContextVar[set[str] | None] = ContextVar("minted_filter_ids", default=None)
 
 
 def rewrite(work: Work) -> None:
@@ -29,7 +35,8 @@ def rewrite(work: Work) -> None:
 
 def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
     taken = {node.id for node in walk_plan(skeleton)}
-    allocator = IdAllocator(taken)
+    minted = MINTED_IDS.get()
+    allocator = IdAllocator(taken | (minted or set()))
     ids: dict[str, str] = {}
     groups: dict[str, list[Pred]] = {}
     for pred in preds:
@@ -47,4 +54,6 @@ def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
                 break
         else:
             ids[node.id] = allocator.new()
+            if minted is not None:
+                minted.add(ids[node.id])
     return ids

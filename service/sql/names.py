@@ -16,6 +16,8 @@ import re
 
 from sqlglot import exp
 
+from service.sql.names_window import duck_subquery, duck_window, spark_subquery, spark_window
+
 _SPARK_OPS: dict[type[exp.Expression], str] = {
     exp.Add: "+",
     exp.Sub: "-",
@@ -73,7 +75,14 @@ def engine_name(e: exp.Expression, dialect: str, spelling: dict[str, str] | None
         if dialect == "duckdb":
             return spelling.get(e.name.lower(), e.name)
         return e.name
-    return _duck(e) if dialect == "duckdb" else _spark(e)
+    duck = dialect == "duckdb"
+    if isinstance(e, exp.Window):
+        named = duck_window(e, _duck) if duck else spark_window(e, _spark)
+        return named if named is not None else e.sql(dialect=dialect)
+    if isinstance(e, exp.Subquery) and not e.args.get("alias"):
+        named = duck_subquery(e, _duck) if duck else spark_subquery(e)
+        return named if named is not None else e.sql(dialect=dialect)
+    return _duck(e) if duck else _spark(e)
 
 
 def _spark(e: exp.Expression) -> str:

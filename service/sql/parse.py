@@ -18,6 +18,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from service.sql.common import dialect_of
 from service.sql.errors import SqlError
+from service.sql.limits import check_nesting
 
 
 def position(node: exp.Expression | None) -> tuple[int | None, int | None]:
@@ -97,7 +98,9 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     except ValueError as err:
         raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
     try:
-        statements = [s for s in reader.parse(sql) if s is not None]
+        tokens = reader.tokenize(sql)
+        check_nesting(tokens)  # before the recursive-descent parser sees them
+        statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         raise SqlError(

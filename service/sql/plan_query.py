@@ -170,6 +170,8 @@ class QueryBuilder(ExprBuilder):
             raise unsupported("JOIN ... USING", join)
         if join.args.get("match_condition") or join.args.get("global_"):
             raise unsupported("ASOF / GLOBAL join", join)
+        if isinstance(join.this, exp.Unnest):
+            return self._unnest(left, join)
         right = self._source(join.this, ctes)
         side = (join.side or "").lower()
         kind = (join.kind or "").lower()
@@ -194,6 +196,28 @@ class QueryBuilder(ExprBuilder):
             "on": self.expr(on) if on is not None else None,
             "left": left,
             "right": right,
+        }
+
+    def _unnest(self, left: Node, join: exp.Join) -> Node:
+        """``CROSS JOIN UNNEST(x) AS a(c)`` / ``LEFT JOIN UNNEST(x) AS a(c) ON TRUE``: a ``generate`` node,
+        the same as Spark's ``LATERAL VIEW [OUTER] explode(x) a AS c``."""
+        unnest: exp.Unnest = join.this
+        alias = unnest.args.get("alias")
+        side = (join.side or "").lower()
+        on = join.args.get("on")
+        outer = side == "left" and isinstance(on, exp.Boolean) and on.this
+        inner = (join.kind or "").upper() == "CROSS" or (not side and on is None)
+        if len(unnest.expressions) != 1 or unnest.args.get("offset") or not (outer or inner):
+            raise unsupported("this UNNEST form", join)
+        if not isinstance(alias, exp.TableAlias) or not alias.name or not alias.columns:
+            raise unsupported("UNNEST without an alias and column names", join)
+        return {
+            "op": "generate",
+            "generator": {"fn": "explode", "args": [self.expr(unnest.expressions[0])]},
+            "outer": bool(outer),
+            "alias": alias.name,
+            "columns": [c.name for c in alias.columns],
+            "input": left,
         }
 
     # ---- SELECT --------------------------------------------------------

@@ -21,7 +21,6 @@ from service.sql.plan_query import QueryBuilder
 
 # Select arguments that change meaning and that the wire format cannot carry.
 _REFUSED_SELECT_ARGS: dict[str, str] = {
-    "laterals": "LATERAL VIEW",
     "qualify": "QUALIFY",
     "windows": "named WINDOW clause",
     "pivots": "PIVOT",
@@ -82,6 +81,8 @@ class SelectBuilder(QueryBuilder):
             raise unsupported("DISTINCT ON", distinct)
 
         node = self._from_tree(sel, ctes)
+        for lateral in sel.args.get("laterals") or []:
+            node = self._generate(lateral, node)
         where = sel.args.get("where")
         if where is not None:
             node = {"op": "filter", "predicate": self.expr(where.this), "input": node}
@@ -93,6 +94,9 @@ class SelectBuilder(QueryBuilder):
             ):
                 raise unsupported("SELECT * without a catalog", item)
         names = [item.alias_or_name for item in items]
+        for item in items:
+            if isinstance(item, exp.Subquery) and item.args.get("alias") is not None:
+                item.set("alias", None)  # qualify named it (_col_N) as a table alias; the name is in ``names``
         raws = [item.unalias() for item in items]
         # What the caller sees: the engine's own names for the outermost SELECT, internal names elsewhere.
         out_names = self.output_names(sel, items) or names
@@ -192,6 +196,25 @@ class SelectBuilder(QueryBuilder):
         if order_items:
             node = {"op": "sort", "keys": out_keys, "input": node}
         return self._limit(sel, node)
+
+    def _generate(self, lateral: exp.Lateral, node: Node) -> Node:
+        """``LATERAL VIEW [OUTER] explode(x) alias AS col, ...``: a ``generate`` node, a barrier to filters."""
+        gen = lateral.this
+        if not lateral.args.get("view"):
+            raise unsupported("LATERAL subquery", lateral)
+        if not isinstance(gen, exp.Explode) or isinstance(gen, exp.Posexplode) or gen.expressions:
+            raise unsupported(f"LATERAL VIEW {gen.sql_name() if isinstance(gen, exp.Func) else gen.key}", lateral)
+        alias = lateral.args.get("alias")
+        if not isinstance(alias, exp.TableAlias) or not alias.name or not alias.columns:
+            raise unsupported("LATERAL VIEW without an alias and column names", lateral)
+        return {
+            "op": "generate",
+            "generator": self.expr(gen),
+            "outer": bool(lateral.args.get("outer")),
+            "alias": alias.name,
+            "columns": [c.name for c in alias.columns],
+            "input": node,
+        }
 
     def _aggregate(
         self,

@@ -28,6 +28,16 @@ from service.sql.render_expr import (
     wrap_operand,
 )
 
+_SET_OPS = ("union", "intersect", "except")
+
+
+def _inputs(n: Node) -> list[Node]:
+    """A node's relational inputs in the order its renderer reads them (malformed ones are its to report)."""
+    found = [n.get(key) for key in ("input", "left", "right")]
+    found += n.get("inputs") or [] if isinstance(n.get("inputs"), list) else []
+    return [c for c in found if isinstance(c, dict) and "op" in c]
+
+
 # Block stages, in SQL clause order.
 FROM, WHERE, AGG, HAVING, WINDOW, PROJECT, DISTINCT, ORDER, LIMIT, SETOP = range(10)
 
@@ -67,9 +77,12 @@ class BlockRenderer:
             cols = raw.get("columns", []) if isinstance(raw, dict) else []
             self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
         self.counter = itertools.count(1)
+        self.dialect = "spark"  # the dialect being written (set by plan_to_sql)
         # Column lists by name, so resolving a reference is not a scan of every column in scope (500 joins
         # hold 1,500 columns). Keyed by the list's id; the list itself and its length guard against reuse.
         self._by_name: dict[int, tuple[list[Col], int, dict[str, list[Col]]]] = {}
+        # Inputs rendered ahead of their parent (see ``node``), by id, with the node itself as a guard.
+        self._ready: dict[int, tuple[Node, Block]] = {}
 
     # ---- helpers -------------------------------------------------------
     def fresh_alias(self) -> str:
@@ -84,7 +97,30 @@ class BlockRenderer:
 
     # ---- nodes ---------------------------------------------------------
     def node(self, n: Node, outer: list[list[Col]]) -> Block:
-        """Render ``n``; ``outer`` are the enclosing scopes for correlated names."""
+        """Render ``n``; ``outer`` are the enclosing scopes for correlated names.
+
+        The node's relational descendants are rendered first, bottom-up and left to right (the order
+        the ``op_*`` methods ask for them), with an explicit stack: a 500-join chain is 500 nodes deep,
+        too deep to recurse through. Each ``op_*`` then finds its inputs ready.
+        """
+        ready = self._ready.pop(id(n), None)
+        if ready is not None and ready[0] is n:
+            return ready[1]
+        order: list[Node] = []
+        stack: list[tuple[Node, bool]] = [(c, False) for c in reversed(_inputs(n))]
+        while stack:
+            current, expanded = stack.pop()
+            if expanded:
+                order.append(current)
+                continue
+            stack.append((current, True))
+            if current.get("op") not in _SET_OPS:  # a set operation wraps each input as it goes: it recurses
+                stack.extend((c, False) for c in reversed(_inputs(current)))
+        for current in order:
+            self._ready[id(current)] = (current, self.dispatch(current, outer))
+        return self.dispatch(n, outer)
+
+    def dispatch(self, n: Node, outer: list[list[Col]]) -> Block:
         op = n.get("op")
         method = getattr(self, f"op_{op}", None)
         if method is None:
@@ -203,6 +239,20 @@ class BlockRenderer:
             qual, name = ref.rsplit(".", 1)
             return col.qual is not None and col.qual.lower() == qual.lower() and col.name.lower() == name.lower()
         return col.name.lower() == ref.lower()
+
+    def concat(self, first: list[Col], second: list[Col]) -> list[Col]:
+        """``first + second``, handing ``first``'s name index on to the result (a join chain builds each
+        index once instead of once per join: linear, not quadratic, in the number of joins)."""
+        merged = first + second
+        entry = self._by_name.pop(id(first), None)
+        if entry is not None and entry[0] is first and entry[1] == len(first):
+            index = entry[2]
+            for c in second:
+                index.setdefault(c.name.lower(), []).append(c)
+                if c.qual is not None:
+                    index.setdefault(f"{c.qual}.{c.name}".lower(), []).append(c)
+            self._by_name[id(merged)] = (merged, len(merged), index)
+        return merged
 
     def lookup(self, ref: str, cols: list[Col]) -> Col | None:
         entry = self._by_name.get(id(cols))

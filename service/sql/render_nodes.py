@@ -26,6 +26,9 @@ from service.sql.render_block import (
 )
 from service.sql.render_expr import Expr, Node, and_, column, conjuncts, frame, has_subquery, ident, ordered, refs_in
 
+#: Dialects that read ``LATERAL VIEW explode(...)``; the others get ``JOIN UNNEST(...)``.
+_LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
+
 
 class Renderer(BlockRenderer):
     """Renders one wire plan; ``node`` dispatches to the ``op_*`` methods."""
@@ -159,6 +162,38 @@ class Renderer(BlockRenderer):
         block.stage = max(block.stage, WINDOW)
         return block
 
+    def op_generate(self, n: Node, outer: list[list[Col]]) -> Block:
+        """``LATERAL VIEW [OUTER] explode(...) alias AS cols`` on the block's FROM (sqlglot writes DuckDB's
+        ``CROSS JOIN UNNEST`` from it); a later join or a second FROM item wraps the block first."""
+        block = self.node(self.child(n, "input"), outer)
+        if block.stage > WHERE or block.projected or block.select.args.get("where") is not None:
+            block = self.wrap(block)
+        alias = n.get("alias")
+        columns = n.get("columns")
+        if not isinstance(alias, str) or not isinstance(columns, list) or not columns:
+            raise SqlError("invalid_plan", "generate needs an alias and columns", detail={"id": n.get("id")})
+        generator = self.expr(n.get("generator"), [block.cols, *outer])
+        table_alias = exp.TableAlias(this=ident(alias), columns=[ident(c) for c in columns])
+        if self.dialect in _LATERAL_VIEW_DIALECTS:
+            lateral = exp.Lateral(this=generator, view=True, outer=bool(n.get("outer")), alias=table_alias)
+            block.select.append("laterals", lateral)
+        elif isinstance(generator, exp.Explode) and not generator.expressions:
+            # DuckDB and the rest: [LEFT] JOIN UNNEST(x) AS alias(cols) (sqlglot's own rewrite drops OUTER)
+            unnest = exp.Unnest(expressions=[generator.this], alias=table_alias)
+            join = (
+                exp.Join(this=unnest, side="LEFT", on=exp.true())
+                if n.get("outer")
+                else exp.Join(this=unnest, kind="CROSS")
+            )
+            block.select.append("joins", join)
+        else:
+            raise SqlError(
+                "invalid_plan", f"cannot write this generator for {self.dialect}", detail={"id": n.get("id")}
+            )
+        block.cols = block.cols + [Col(alias, c, column(c, alias)) for c in columns]
+        block.stage = max(block.stage, WHERE)  # FROM is closed: a join after it needs a derived table
+        return block
+
     def op_distinct(self, n: Node, outer: list[list[Col]]) -> Block:
         block = self.node(self.child(n, "input"), outer)
         if block.stage > PROJECT:
@@ -237,7 +272,8 @@ class Renderer(BlockRenderer):
             left = self.wrap(left)
         if right.stage != FROM or right.projected or right.sources != 1 or right.select.args.get("joins"):
             right = self.wrap(right)
-        scope = [left.cols + right.cols, *outer]
+        here = self.concat(left.cols, right.cols)
+        scope = [here, *outer]
         on = n.get("on")
         lifted: list[Any] = []
         if jtype in ("inner", "cross") and on is not None:
@@ -246,7 +282,6 @@ class Renderer(BlockRenderer):
             # before any further join, so the lifted conjuncts filter exactly this join.
             # The same for a conjunct reading an enclosing query's column (a correlated subquery's
             # own join): Spark reads outer references in WHERE only.
-            here = left.cols + right.cols
 
             def liftable(p: Any) -> bool:
                 return has_subquery(p) or any(self.lookup(r, here) is None for r in refs_in(p))
@@ -269,10 +304,8 @@ class Renderer(BlockRenderer):
                 join.set("side", jtype.upper())
         else:
             raise SqlError("invalid_plan", f"unknown join type {jtype!r}", detail={"id": n.get("id")})
-        joins = list(left.select.args.get("joins") or [])
-        joins.append(join)
-        left.select.set("joins", joins)
-        left.cols = left.cols + right.cols
+        left.select.append("joins", join)  # in place: setting a longer list re-parents every join (quadratic)
+        left.cols = here
         left.complete = left.complete and right.complete
         left.sources += right.sources
         if lifted:

@@ -1,4 +1,4 @@
-"""One walk over a parsed query: balance its chains and list what the later steps look at.
+"""One walk over a parsed query: balance its chains, bound its depth, list what the later steps look at.
 
 Checking tables, setting hints aside, reading alias spellings, naming inner
 outputs and normalising identifiers each used to walk the whole tree; on a
@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from service.sql.parse import _balanced, _chain_root, _leaves
+from service.sql.limits import MAX_DEPTH, too_deep
+from service.sql.parse import _balanced, _chain_root, _leaves, position
 
 
 @dataclass
@@ -38,15 +39,18 @@ def survey(stmt: exp.Expression) -> Survey:
     (2, ['c', 't'], ['c'])
     """
     out = Survey()
-    queue: deque[exp.Expression] = deque([stmt])
+    queue: deque[tuple[exp.Expression, int]] = deque([(stmt, 0)])
     while queue:
-        node = queue.popleft()
+        node, depth = queue.popleft()
+        if depth > MAX_DEPTH:
+            raise too_deep(depth, *position(node))
         if _chain_root(node):
             leaves = _leaves(node)
             if len(leaves) > 2:
                 _balanced(node, leaves)
-                queue.extend(c for c in node.iter_expressions() if c.arg_key not in ("this", "expression"))
-                queue.extend(leaves)
+                queue.extend((c, depth + 1) for c in node.iter_expressions() if c.arg_key not in ("this", "expression"))
+                below = depth + len(leaves).bit_length()  # the balanced tree's height
+                queue.extend((leaf, below) for leaf in leaves)
                 continue
         if node._meta and node._meta.get("case_sensitive"):
             out.case_sensitive = True
@@ -63,5 +67,5 @@ def survey(stmt: exp.Expression) -> Survey:
             out.cte_names.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Hint):
             continue
-        queue.extend(node.iter_expressions())
+        queue.extend((c, depth + 1) for c in node.iter_expressions())
     return out

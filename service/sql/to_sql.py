@@ -46,6 +46,7 @@ def plan_to_sql(
 
 def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
     renderer = Renderer(plan, catalog)
+    renderer.dialect = dialect.split(",")[0].strip().lower()
     query = hoist_repeated(renderer.finish(renderer.node(plan, [])))
     if source is not None and "/*+" in source:
         try:

@@ -9,11 +9,13 @@ default recursion limit; nesting that cannot be balanced is refused with
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from service.sql import SqlError, plan_to_sql, sql_to_plan
+from service.sql.limits import MAX_DEPTH, MAX_NESTING
 from tests.sql.helpers import CATALOG
 
 
@@ -60,4 +62,65 @@ def test_unbalanceable_nesting_is_refused_by_name(default_recursion_limit: None)
     sql = "SELECT a FROM t WHERE " + "(" * 3000 + "c = 1" + ")" * 3000
     with pytest.raises(SqlError) as err:
         sql_to_plan(sql, CATALOG)
-    assert err.value.code in ("too_deep", "parse_error")
+    assert err.value.code == "too_deep"
+    assert err.value.detail == {"limit": MAX_NESTING}
+    assert (err.value.line, err.value.column) == (1, 22 + MAX_NESTING + 1)  # the first parenthesis too many
+
+
+def _under(frames: int, fn: Callable[[], Any]) -> Any:
+    """``fn()`` called ``frames`` Python frames deep: the stack a server has already used."""
+    return fn() if frames == 0 else _under(frames - 1, fn)
+
+
+NESTED: dict[str, Callable[[int], str]] = {
+    "parentheses": lambda n: "SELECT a FROM t WHERE " + "(" * n + "c = 1" + ")" * n,
+    "function calls": lambda n: "SELECT " + "abs(" * n + "c" + ")" * n + " AS x FROM t",
+    "subqueries": lambda n: (
+        "SELECT a FROM t WHERE c IN " + "(SELECT c FROM t WHERE c IN " * (n - 1) + "(1)" + ")" * (n - 1)
+    ),
+    "CASE": lambda n: "SELECT " + "CASE WHEN c = 1 THEN " * n + "1" + " END" * n + " AS x FROM t",
+    "NOT": lambda n: "SELECT a FROM t WHERE " + "NOT " * n + "c = 1",
+    "unary minus": lambda n: "SELECT " + "- " * n + "c AS x FROM t",
+}
+
+
+@pytest.mark.parametrize("form", sorted(NESTED))
+def test_nesting_up_to_the_limit_is_answered_under_the_default_recursion_limit(
+    form: str, default_recursion_limit: None
+) -> None:
+    sql = NESTED[form](MAX_NESTING)
+    text = _under(150, lambda: plan_to_sql(sql_to_plan(sql, CATALOG), "spark"))
+    assert text.startswith("SELECT")
+    with pytest.raises(SqlError) as err:
+        sql_to_plan(NESTED[form](MAX_NESTING + 1), CATALOG)
+    assert err.value.code == "too_deep" and err.value.detail == {"limit": MAX_NESTING}
+
+
+def test_huge_nesting_is_refused_without_a_recursion_error(default_recursion_limit: None) -> None:
+    for form in ("NOT", "unary minus", "parentheses"):
+        with pytest.raises(SqlError) as err:
+            sql_to_plan(NESTED[form](200_000), CATALOG)
+        assert err.value.code == "too_deep", form
+
+
+def test_a_long_chain_of_additions_is_answered_up_to_the_depth_limit(default_recursion_limit: None) -> None:
+    # '+' is not associative for decimals and doubles (types, rounding), so the chain is not balanced: its
+    # length is bounded by MAX_DEPTH instead, and a longer one is refused by name.
+    terms = MAX_DEPTH - 10
+    sql = "SELECT " + " + ".join(["c"] * terms) + " AS x FROM t"
+    text = _under(150, lambda: plan_to_sql(sql_to_plan(sql, CATALOG), "spark"))
+    assert text.count("+") == terms - 1
+    with pytest.raises(SqlError) as err:
+        sql_to_plan("SELECT " + " + ".join(["c"] * 20_000) + " AS x FROM t", CATALOG)
+    assert err.value.code == "too_deep" and err.value.detail == {"limit": MAX_DEPTH}
+
+
+def test_500_joins_3000_union_branches_and_100000_in_items(default_recursion_limit: None) -> None:
+    joins = "SELECT t0.a FROM t t0 " + " ".join(f"JOIN t t{i} ON t{i - 1}.a = t{i}.a" for i in range(1, 501))
+    assert plan_to_sql(sql_to_plan(joins, CATALOG)).count("JOIN") == 500
+    unions = " UNION ALL ".join(f"SELECT a FROM t WHERE c > {i}" for i in range(3000))
+    assert len(sql_to_plan(unions, CATALOG)["inputs"]) == 3000
+    items = "SELECT a FROM t WHERE b IN (" + ", ".join(f"'v{i}'" for i in range(100_000)) + ")"
+    plan = sql_to_plan(items, CATALOG)
+    assert len(plan["input"]["predicate"]["args"]) == 100_001
+    assert plan_to_sql(plan).count("'v") == 100_000

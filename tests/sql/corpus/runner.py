@@ -20,7 +20,6 @@ QUERIES = Path(__file__).parent / "queries"
 
 #: Corpus queries refused on purpose, with the construct the refusal must name (see docs/sql-adapter.md).
 REFUSED: dict[str, str] = {
-    "30_lateral_view": "LATERAL VIEW",
     "31_pivot": "PIVOT",
 }
 
