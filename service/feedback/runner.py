@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from service.feedback.graph import SparkGraph
+from service.feedback.graph import SparkGraph, TableSource
 from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
 from service.feedback.spark import ObservedRun, needs_preparing, observe, prepare, table_identities
 
@@ -164,7 +164,7 @@ def start_feedback(
 def _map_and_send(
     plan: Mapping[str, Any],
     graph: SparkGraph,
-    identities: Mapping[str, str],
+    identities: Mapping[str, TableSource],
     never_null: Mapping[str, frozenset[str]],
     request_id: str | None,
     send: Sender | None,
