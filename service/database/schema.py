@@ -143,6 +143,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_feedback_tables("TEXT"),
         postgres=_feedback_tables("TIMESTAMPTZ"),
     ),
+    Migration.portable(
+        6,
+        "history: each answer's rule-based baseline cost (NULL: recorded before baselines), for savings against it",
+        "ALTER TABLE optimizations ADD COLUMN cost_baseline DOUBLE PRECISION",
+    ),
 )
 
 check_order(MIGRATIONS)
