@@ -126,17 +126,16 @@ class SparkRun:
         if not self._reports():
             with self.settings():
                 return action()
-        from service.feedback.runner import start_feedback
-        from service.feedback.spark import observe
+        from service.feedback.runner import observed, start_feedback
 
-        with self.settings(), observe(self.spark) as observed:
+        with self.settings(), observed(self.spark, self.answer) as run:
             result = action()
         client = self.client
         assert client is not None
         request_id = self.answer.get("request_id")
         try:
             self.sent = start_feedback(
-                self.spark, self.answer, observed, lambda rid, body: client.feedback(rid, body["nodes"]), self.catalog
+                self.spark, self.answer, run, lambda rid, body: client.feedback(rid, body["nodes"]), self.catalog
             )
         except Exception as exc:  # noqa: BLE001 - the caller's action succeeded; feedback is best effort
             logger.warning("feedback for %s not sent: %r", request_id, exc)

@@ -171,6 +171,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_analyze_jobs_table("TEXT"),
         postgres=_analyze_jobs_table("TIMESTAMPTZ"),
     ),
+    Migration.portable(
+        7,
+        "history: each answer's rule-based baseline cost (NULL: recorded before baselines), for savings against it",
+        "ALTER TABLE optimizations ADD COLUMN cost_baseline DOUBLE PRECISION",
+    ),
 )
 
 check_order(MIGRATIONS)

@@ -93,11 +93,54 @@ class SparkNode:
         return f"{self.kind} [{', '.join(names)}]"
 
     @property
+    def columns(self) -> frozenset[str]:
+        """The column names a scan outputs (its first ``[...]``), lower case.
+
+        >>> sorted(SparkNode(1, "Scan parquet ", "FileScan parquet [p_partkey#0L,P_Name#1] Batched: true", 5).columns)
+        ['p_name', 'p_partkey']
+        """
+        columns = re.search(r"\[([^\]]*)\]", self.desc)
+        return frozenset(n.lower() for n in _ATTRIBUTE.findall(columns.group(1))) if columns else frozenset()
+
+    @property
     def reads_every_row(self) -> bool:
         """A scan's count is the table's rows unless filters were pushed into it (row groups may be skipped)."""
         pushed = re.search(r"PushedFilters: \[([^\]]*)\]", self.desc)
         partition = re.search(r"PartitionFilters: \[([^\]]*)\]", self.desc)
         return not (pushed and pushed.group(1).strip()) and not (partition and partition.group(1).strip())
+
+
+@dataclass(frozen=True, slots=True)
+class TableSource:
+    """What a table's scan reads: its ``SparkNode.scan_identity`` and, when known, the table's columns.
+
+    Spark cuts a scan's printed location at 100 characters (``spark.sql.maxMetadataStringLength``), so tables
+    in sibling directories under a long path (``.../tpch/part`` and ``.../tpch/partsupp``) print alike; a scan is
+    then the table's only if the columns it reads are the table's. Tables still alike stay unmapped.
+
+    >>> cut = "InMemoryFileIndex(1 paths)[file:/long/pa..."
+    >>> part = TableSource(f"Scan parquet @ {cut}", frozenset({"p_name", "p_size"}))
+    >>> part.reads(SparkNode(1, "Scan parquet ", f"FileScan parquet [p_name#1] Location: {cut}, Format: x", 9))
+    True
+    >>> part.reads(SparkNode(2, "Scan parquet ", f"FileScan parquet [ps_partkey#7L] Location: {cut}, Format: x", 9))
+    False
+    """
+
+    identity: str
+    columns: frozenset[str] | None = None
+
+    @staticmethod
+    def of(scan: SparkNode) -> TableSource:
+        """The source of a table whose whole scan (every column) is ``scan``."""
+        return TableSource(scan.scan_identity, scan.columns)
+
+    def reads(self, scan: SparkNode) -> bool:
+        """Whether ``scan`` reads this table: the same identity, and only columns the table has."""
+        return (
+            scan.is_scan
+            and scan.scan_identity == self.identity
+            and (self.columns is None or scan.columns <= self.columns)
+        )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Each answer node gets Spark's count only when one Spark operator is provably that node:
 
-- a scan: the one Spark scan of its table (by what the scan reads, see ``SparkNode.scan_identity``); with filters,
+- a scan: the one Spark scan of its table (by what the scan reads, see ``TableSource``); with filters,
   the Spark ``Filter`` right above it must hold exactly the scan's predicates (Spark's ``isnotnull`` on a column the
   predicates already reject NULLs of is allowed; an ``isnotnull`` on a join key or a predicate Spark inferred from
   elsewhere changes the count, so the node stays unmapped). ``rows_in`` only when Spark read every row (no pushed
@@ -28,6 +28,7 @@ from typing import Any
 from service.feedback.graph import (
     SparkGraph,
     SparkNode,
+    TableSource,
     attribute_names,
     filter_condition,
     not_null_column,
@@ -151,11 +152,11 @@ def same_predicates(
 
 class _Mapper:
     def __init__(
-        self, graph: SparkGraph, identities: Mapping[str, str], never_null: Mapping[str, frozenset[str]]
+        self, graph: SparkGraph, sources: Mapping[str, TableSource], never_null: Mapping[str, frozenset[str]]
     ) -> None:
         self.graph = graph
         self.never_null = {name.lower(): cols for name, cols in never_null.items()}
-        self.identities = {name.lower(): ident for name, ident in identities.items()}
+        self.sources = {name.lower(): source for name, source in sources.items()}
         self.result = ActualRows()
         #: answer node id -> the Spark operator that stands for it (structure), counted or not
         self.anchor: dict[str, int | None] = {}
@@ -197,14 +198,14 @@ class _Mapper:
     def scan(self, node_id: str, node: Mapping[str, Any]) -> None:
         self.anchor[node_id], self.leaves[node_id] = None, None
         table = str(node.get("table") or "").lower()
-        identity = self.identities.get(table)
-        if identity is None:
+        source = self.sources.get(table)
+        if source is None:
             self.result.unmapped[node_id] = f"table {table!r} was not located in the session"
             return
-        if sum(1 for ident in self.identities.values() if ident == identity) > 1:
+        candidates = [s for s in self.graph.scans() if source.reads(s)]
+        if any(other.reads(s) for s in candidates for name, other in self.sources.items() if name != table):
             self.result.unmapped[node_id] = f"several tables read the same source as {table!r}"
             return
-        candidates = [s for s in self.graph.scans() if s.scan_identity == identity]
         if len(candidates) != 1:
             self.result.unmapped[node_id] = f"Spark scans table {table!r} {len(candidates)} times"
             return
@@ -345,15 +346,15 @@ def split_keys(text: str) -> list[str]:
 def map_actuals(
     plan: Mapping[str, Any],
     graph: SparkGraph,
-    identities: Mapping[str, str],
+    sources: Mapping[str, TableSource],
     never_null: Mapping[str, frozenset[str]] | None = None,
 ) -> ActualRows:
     """Spark's counts for the answer's ``plan`` (the rewritten plan, as run).
 
-    ``identities`` maps each table name the plan reads to what Spark's scan of it reads
-    (``SparkNode.scan_identity``); ``never_null`` names, per table, the columns its statistics say hold no NULL.
+    ``sources`` says, for each table name the plan reads, what Spark's scan of it reads (``TableSource``);
+    ``never_null`` names, per table, the columns its statistics say hold no NULL.
     """
-    return _Mapper(graph, identities, never_null or {}).run(plan)
+    return _Mapper(graph, sources, never_null or {}).run(plan)
 
 
 def never_null_columns(catalog: Mapping[str, Any] | None) -> dict[str, frozenset[str]]:

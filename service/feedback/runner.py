@@ -15,22 +15,23 @@ exit hooks) shut down; nothing it does needs Spark, so a ``spark.stop()`` meanwh
     report.blocking_s   # what feedback cost the caller
     report.result()     # waits for the send: what was counted and sent, and what that took
 
-A runner of its own wraps its action in ``observe(spark)`` and then calls ``start_feedback``.
+A runner of its own wraps its action in ``observed(spark, answer)`` and then calls ``start_feedback``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from service.feedback.graph import SparkGraph
+from service.feedback.graph import SparkGraph, TableSource
 from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
-from service.feedback.spark import ObservedRun, observe, table_identities
+from service.feedback.spark import ObservedRun, needs_preparing, observe, prepare, table_identities
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 Sender = Callable[[str, dict[str, Any]], Any]
+T = TypeVar("T")
 #: how long ``FeedbackThread.flush`` and ``RunReport.result`` wait by default (seconds)
 WAIT_S = 60.0
 
@@ -51,14 +53,14 @@ class SentFeedback:
 
 
 class FeedbackThread:
-    """One worker thread that maps and sends runs' counts in the order they were queued."""
+    """One worker thread that runs what it is given in the order it was queued."""
 
-    def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pushdown-feedback")
-        self._pending: set[Future[SentFeedback]] = set()
+    def __init__(self, name: str = "pushdown-feedback") -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._pending: set[Future[Any]] = set()
         self._lock = threading.Lock()
 
-    def submit(self, work: Callable[[], SentFeedback]) -> Future[SentFeedback]:
+    def submit(self, work: Callable[[], T]) -> Future[T]:
         future = self._executor.submit(work)
         with self._lock:
             self._pending.add(future)
@@ -79,22 +81,46 @@ class FeedbackThread:
                 continue
         return True
 
-    def _forget(self, future: Future[SentFeedback]) -> None:
+    def _forget(self, future: Future[Any]) -> None:
         with self._lock:
             self._pending.discard(future)
 
 
-_THREAD: FeedbackThread | None = None
+_THREADS: dict[str, FeedbackThread] = {}
 _THREAD_LOCK = threading.Lock()
 
 
-def feedback_thread() -> FeedbackThread:
-    """The process's feedback thread (made on first use)."""
-    global _THREAD
+def feedback_thread(name: str = "pushdown-feedback") -> FeedbackThread:
+    """The process's feedback thread (made on first use); ``-prepare``: the one that prepares while actions run."""
     with _THREAD_LOCK:
-        if _THREAD is None:
-            _THREAD = FeedbackThread()
-        return _THREAD
+        if name not in _THREADS:
+            _THREADS[name] = FeedbackThread(name)
+        return _THREADS[name]
+
+
+@contextmanager
+def observed(spark: SparkSession, answer: Mapping[str, Any]) -> Iterator[ObservedRun]:
+    """``observe`` the block, preparing the first feedback of the process (``spark.prepare``) while it runs.
+
+    Preparing has its own thread, so it never waits behind earlier sends; the block's end waits for it (it is
+    usually done long before), because the feedback would otherwise do the same work again.
+    """
+    tables = tables_of(answer)
+    preparing = (
+        feedback_thread("pushdown-feedback-prepare").submit(lambda: prepare(spark, tables))
+        if needs_preparing(spark, tables)
+        else None
+    )
+    with observe(spark) as run:
+        yield run
+    if preparing is not None:
+        with contextlib.suppress(Exception):  # whatever failed is done again, or fails, in start_feedback
+            preparing.result(timeout=WAIT_S)
+
+
+def tables_of(answer: Mapping[str, Any]) -> set[str]:
+    """The tables the answer's plan scans."""
+    return {str(n["table"]) for n in walk(answer["plan"]) if n.get("op") == "scan" and n.get("table")}
 
 
 def flush_feedback(timeout: float = WAIT_S) -> bool:
@@ -129,8 +155,7 @@ def start_feedback(
     """
     graph = run.capture().graph()
     plan = answer["plan"]
-    tables = {str(n["table"]) for n in walk(plan) if n.get("op") == "scan" and n.get("table")}
-    identities = table_identities(spark, tables, graph)
+    identities = table_identities(spark, tables_of(answer), graph)
     never_null = never_null_columns(catalog)
     request_id = str(answer["request_id"]) if "request_id" in answer else None
     return feedback_thread().submit(lambda: _map_and_send(plan, graph, identities, never_null, request_id, send))
@@ -139,7 +164,7 @@ def start_feedback(
 def _map_and_send(
     plan: Mapping[str, Any],
     graph: SparkGraph,
-    identities: Mapping[str, str],
+    identities: Mapping[str, TableSource],
     never_null: Mapping[str, frozenset[str]],
     request_id: str | None,
     send: Sender | None,
@@ -208,7 +233,7 @@ def run_and_report(
     sql = str(spark_part.get("sql") or answer["sql"])
     with session_conf(spark, dict(spark_part.get("conf") or {})):
         started = time.perf_counter()
-        with observe(spark) as run:
+        with observed(spark, answer) as run:
             query_started = time.perf_counter()
             result = action(spark.sql(sql))
             ran = time.perf_counter()

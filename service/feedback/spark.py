@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from service.feedback.graph import ROWS_METRIC, SparkGraph, SparkNode, merge
+from service.feedback.graph import ROWS_METRIC, SparkGraph, SparkNode, TableSource, merge
 from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
 
 if TYPE_CHECKING:
@@ -122,11 +122,11 @@ def plan_graph(spark: SparkSession, java_plan: Any) -> SparkGraph:
 
 # ---------------------------------------------------------------- where each table's scan is
 
-#: per session: table name -> what its scan reads (``SparkNode.scan_identity``)
-_IDENTITIES: weakref.WeakKeyDictionary[Any, dict[str, str]] = weakref.WeakKeyDictionary()
+#: per session: table name -> what its scan reads
+_IDENTITIES: weakref.WeakKeyDictionary[Any, dict[str, TableSource]] = weakref.WeakKeyDictionary()
 
 
-def table_identities(spark: SparkSession, tables: set[str], graph: SparkGraph | None = None) -> dict[str, str]:
+def table_identities(spark: SparkSession, tables: set[str], graph: SparkGraph | None = None) -> dict[str, TableSource]:
     """For each table name the session resolves, what its scan reads (tables it cannot resolve are left out).
 
     Planning ``spark.table(name)`` to find out costs tens of milliseconds, so the answer is remembered per
@@ -134,21 +134,58 @@ def table_identities(spark: SparkSession, tables: set[str], graph: SparkGraph | 
     may have been replaced since.
     """
     known = _IDENTITIES.setdefault(spark, {})
-    scanned = {s.scan_identity for s in graph.scans()} if graph is not None else set()
-    found: dict[str, str] = {}
+    scans = graph.scans() if graph is not None else []
+    found: dict[str, TableSource] = {}
     for table in sorted(tables):
         remembered = known.get(table)
-        if remembered is not None and remembered in scanned:
-            found[table] = remembered
-            continue
-        try:
-            plan = spark.table(table)._jdf.queryExecution().executedPlan()
-        except Exception:  # noqa: BLE001 - a name the session does not know: that scan stays unmapped
-            continue
-        scans = plan_graph(spark, plan).scans()
-        if len(scans) == 1:
-            found[table] = known[table] = scans[0].scan_identity
+        scanned = remembered is not None and any(remembered.reads(s) for s in scans)
+        identity = remembered if remembered is not None and scanned else _locate(spark, table)
+        if identity is not None:
+            found[table] = known[table] = identity
     return found
+
+
+def _locate(spark: SparkSession, table: str) -> TableSource | None:
+    try:
+        plan = spark.table(table)._jdf.queryExecution().executedPlan()
+    except Exception:  # noqa: BLE001 - a name the session does not know: that scan stays unmapped
+        return None
+    scans = plan_graph(spark, plan).scans()
+    return TableSource.of(scans[0]) if len(scans) == 1 else None
+
+
+_WARM: set[int] = set()
+
+
+def needs_preparing(spark: SparkSession, tables: set[str]) -> bool:
+    """Whether ``prepare`` has work left: a table never located in this session, or Jackson not warmed yet."""
+    known = _IDENTITIES.get(spark) or {}
+    return id(spark.sparkContext._gateway) not in _WARM or any(t not in known for t in tables)
+
+
+def prepare(spark: SparkSession, tables: set[str]) -> None:
+    """What a process's first feedback would otherwise do after its action, done while the action runs.
+
+    Locating each table (planning ``spark.table``) and Jackson's first serializations (class loading, the
+    Scala module's introspection) cost a few hundred milliseconds once per process, which is every run of a
+    pipeline whose runs are separate processes.
+    """
+    mapper = _json_mapper(spark)
+    gateway = id(spark.sparkContext._gateway)
+    if gateway not in _WARM:
+        store = spark._jsparkSession.sharedState().statusStore()
+        newest = _newest_execution_id(store)
+        if newest >= 0:
+            graph = store.planGraph(newest)
+            mapper.writeValueAsString(graph.nodes())
+            mapper.writeValueAsString(graph.edges())
+            mapper.writeValueAsString(store.executionMetrics(newest))
+        _WARM.add(gateway)
+    known = _IDENTITIES.setdefault(spark, {})
+    for table in sorted(tables - set(known)):
+        identity = _locate(spark, table)
+        if identity is not None:
+            known[table] = identity
 
 
 # ---------------------------------------------------------------- the executions of one block

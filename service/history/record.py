@@ -60,6 +60,8 @@ class Record:
     response_json: str
     #: (kind, name, count): kind is an action with a reason as name, or ``source`` with an estimate source.
     tallies: tuple[tuple[str, str, int], ...] = ()
+    #: what rule-based pushdown's plan would cost (the answer's ``cost.baseline.total``); None: not in the answer
+    cost_baseline: float | None = None
 
     @property
     def day(self) -> str:
@@ -151,7 +153,19 @@ def build_record(
         request_json=request_json if request_json is not None else json.dumps(request, separators=(",", ":")),
         response_json=response_json if response_json is not None else json.dumps(response, separators=(",", ":")),
         tallies=tallies,
+        cost_baseline=baseline_cost(cost),
     )
+
+
+def baseline_cost(cost: dict[str, Any]) -> float | None:
+    """The answer's rule-based baseline total, or None when the answer has none (answers before baselines).
+
+    >>> baseline_cost({"baseline": {"total": 120.5, "mode": "always"}}), baseline_cost({"savings": 0.5})
+    (120.5, None)
+    """
+    baseline = cost.get("baseline")
+    total = baseline.get("total") if isinstance(baseline, dict) else None
+    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None
 
 
 def request_dict(request: Any) -> dict[str, Any]:

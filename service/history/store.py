@@ -15,6 +15,7 @@ from typing import Any
 
 from service.database import MIGRATIONS, Backend, apply_migrations, backend_from_url, schema_version
 from service.history.record import ROW_OVERHEAD, SOURCE, Record, compress, decompress
+from service.history.totals import AGGREGATE, ORDER, group, record_savings
 from service.settings import Settings
 
 
@@ -46,11 +47,11 @@ class Filters:
 
 _SUMMARY_COLUMNS = (
     "id, created_at, day, pipeline, task, run, input_form, mode, cost_before, cost_after, saved, savings, "
-    "pushed, kept, blocked, sources, model_version, statistics_version, duration_ms"
+    "pushed, kept, blocked, sources, model_version, statistics_version, duration_ms, cost_baseline"
 )
 _INSERT = (
     f"INSERT INTO optimizations ({_SUMMARY_COLUMNS}, request, response, request_z, response_z, stored_bytes) "
-    f"VALUES ({', '.join(['?'] * 24)})"
+    f"VALUES ({', '.join(['?'] * 25)})"
 )
 #: The persistent counters (``history_counters``); migration 4 created their rows.
 COUNTERS = ("recorded", "dropped", "failed", "timed_out", "expired")
@@ -61,10 +62,6 @@ def _iso(value: Any) -> str:
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat(timespec="microseconds")
     return str(value)
-
-
-def _ratio(before: float, after: float) -> float:
-    return round(1 - after / before, 6) if before > 0 else 0.0
 
 
 class HistoryStore:
@@ -207,6 +204,7 @@ class HistoryStore:
             r.model_version,
             None if r.statistics_version is None else json.dumps(r.statistics_version, sort_keys=True),
             r.duration_ms,
+            r.cost_baseline,
             "",  # request and response: the text columns of rows stored before compression
             "",
             request_z,
@@ -301,28 +299,24 @@ class HistoryStore:
     def savings(self, filters: Filters, top: int = 10) -> dict[str, Any]:
         """Totals, series by day, pipeline and task, the top kept/blocked reasons and the estimate sources."""
         where, params = filters.where()
-        agg = (
-            "COUNT(*), COALESCE(SUM(cost_before), 0), COALESCE(SUM(cost_after), 0), "
-            "COALESCE(SUM(pushed), 0), COALESCE(SUM(kept), 0), COALESCE(SUM(blocked), 0)"
-        )
-        totals = self._group(self._query(f"SELECT {agg} FROM optimizations{where}", params)[0])
+        agg = AGGREGATE
+        totals = group(self._query(f"SELECT {agg} FROM optimizations{where}", params)[0])
         by_day = [
-            {"day": row[0], **self._group(row[1:])}
+            {"day": row[0], **group(row[1:])}
             for row in self._query(f"SELECT day, {agg} FROM optimizations{where} GROUP BY day ORDER BY day", params)
         ]
         by_pipeline = [
-            {"pipeline": row[0], **self._group(row[1:])}
+            {"pipeline": row[0], **group(row[1:])}
             for row in self._query(
-                f"SELECT pipeline, {agg} FROM optimizations{where} GROUP BY pipeline "
-                "ORDER BY SUM(cost_before) - SUM(cost_after) DESC, pipeline",
+                f"SELECT pipeline, {agg} FROM optimizations{where} GROUP BY pipeline ORDER BY {ORDER}, pipeline",
                 params,
             )
         ]
         by_task = [
-            {"pipeline": row[0], "task": row[1], **self._group(row[2:])}
+            {"pipeline": row[0], "task": row[1], **group(row[2:])}
             for row in self._query(
                 f"SELECT pipeline, task, {agg} FROM optimizations{where} GROUP BY pipeline, task "
-                "ORDER BY SUM(cost_before) - SUM(cost_after) DESC, pipeline, task",
+                f"ORDER BY {ORDER}, pipeline, task",
                 params,
             )
         ]
@@ -362,21 +356,6 @@ class HistoryStore:
         }
 
     @staticmethod
-    def _group(row: Sequence[Any]) -> dict[str, Any]:
-        requests, before, after, pushed, kept, blocked = row
-        before, after = float(before), float(after)
-        return {
-            "requests": int(requests),
-            "cost_before": round(before, 4),
-            "cost_after": round(after, 4),
-            "saved": round(before - after, 4),
-            "savings": _ratio(before, after),
-            "pushed": int(pushed),
-            "kept": int(kept),
-            "blocked": int(blocked),
-        }
-
-    @staticmethod
     def _summary(row: Sequence[Any]) -> dict[str, Any]:
         names = [c.strip() for c in _SUMMARY_COLUMNS.split(",")]
         record = dict(zip(names, row, strict=True))
@@ -384,4 +363,4 @@ class HistoryStore:
         record["sources"] = json.loads(record["sources"] or "{}")
         version = record["statistics_version"]
         record["statistics_version"] = None if version is None else json.loads(version)
-        return record
+        return record_savings(record)

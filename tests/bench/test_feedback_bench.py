@@ -44,9 +44,7 @@ def test_the_second_run_learns_from_the_first(outcome: tuple[dict[str, Any], Pat
     assert json.loads(output.read_text())["summary"] == result["summary"]
     rows = result["rows"]
     assert {r["run"] for r in rows} == {1, 2} and len(rows) == 2 * len(_load_bench().WORKLOAD)
-    # forest_parts (a filtered scan below a join) is not learned from at this scale: the second run still estimates
-    # from the sample. An open gap, left out of this assertion on purpose until its cause is found
-    second = [r for r in rows if r["run"] == 2 and r["task"] != "forest_parts"]
+    second = [r for r in rows if r["run"] == 2]
     fixed = [r for r in second if r["task"] != "daily_early_shipments"]  # its literal moves, so its truth does
     assert second and all("feedback" in r["sources"] for r in second)
     assert all(r["q_error"] == pytest.approx(1.0, abs=1e-3) for r in fixed if r["true_rows"] > 0)

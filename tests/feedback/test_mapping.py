@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from service.feedback.graph import SparkGraph, attribute_names, not_null_column, split_conjuncts
+from service.feedback.graph import SparkGraph, TableSource, attribute_names, not_null_column, split_conjuncts
 from service.feedback.mapping import map_actuals, never_null_columns, same_predicates
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def sources(case: dict[str, Any]) -> dict[str, TableSource]:
+    """The fixture's tables, located by where they are (their columns not given)."""
+    return {name: TableSource(identity) for name, identity in case["identities"].items()}
 
 
 def test_conditions_split_at_top_level_ands_only() -> None:
@@ -35,7 +41,7 @@ def test_same_predicates_allows_only_the_nulls_the_predicates_reject() -> None:
 def test_fused_filter_and_unvouched_keys_stay_unmapped() -> None:
     case = json.loads((FIXTURES / "join_fused.json").read_text())
     graph = SparkGraph.from_dict(case["graph"])
-    report = map_actuals(case["plan"], graph, case["identities"])
+    report = map_actuals(case["plan"], graph, sources(case))
     counted = {n.id: n for n in report.nodes}
     assert counted["n4"].rows_out == counted["n4"].rows_in == 100  # read whole, no filter: exact
     assert "NULLs of ['a']" in report.unmapped["n3"]
@@ -44,7 +50,7 @@ def test_fused_filter_and_unvouched_keys_stay_unmapped() -> None:
     vouched = map_actuals(
         case["plan"],
         graph,
-        case["identities"],
+        sources(case),
         never_null_columns({"tables": {"t": {"column_stats": {"a": {"null_count": 0}}}}}),
     )
     assert {n.id: n.rows_out for n in vouched.nodes} == {"n3": 343, "n4": 100}
@@ -53,7 +59,7 @@ def test_fused_filter_and_unvouched_keys_stay_unmapped() -> None:
 def test_two_tables_on_one_source_are_never_told_apart_by_guessing() -> None:
     case = json.loads((FIXTURES / "join_fused.json").read_text())
     graph = SparkGraph.from_dict(case["graph"])
-    same = {"t": case["identities"]["t"], "u": case["identities"]["t"]}
+    same = {"t": TableSource(case["identities"]["t"]), "u": TableSource(case["identities"]["t"])}
     report = map_actuals(case["plan"], graph, same)
     assert report.nodes == []
     assert "same source" in report.unmapped["n3"] and "same source" in report.unmapped["n4"]

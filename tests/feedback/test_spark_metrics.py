@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,3 +131,40 @@ def test_a_filter_above_an_aggregate_and_one_catalyst_moved(spark: Any, tables: 
     report = run(spark, kept_plan)
     (where,) = node_ids(kept_plan, "filter")
     assert where not in by_id(report) and report.unmapped[where]
+
+
+def test_sibling_tables_under_a_long_path_are_told_apart_by_their_columns(spark: Any, tmp_path: Path) -> None:
+    """Spark cuts a scan's printed location at 100 characters: ``.../part`` and ``.../partsupp`` print alike."""
+    root = tmp_path / ("a-directory-name-long-enough-that-spark-cuts-the-printed-location-" + "x" * 40)
+    parts = [(i, f"forest {i}" if i % 9 == 0 else f"plain {i}", i % 50) for i in range(400)]
+    supplies = [(i % 400, i) for i in range(1600)]
+    spark.createDataFrame(parts, "p_partkey int, p_name string, p_size int").write.parquet(str(root / "part"))
+    spark.createDataFrame(supplies, "ps_partkey int, ps_suppkey int").write.parquet(str(root / "partsupp"))
+    spark.read.parquet(str(root / "part")).createOrReplaceTempView("fb_part")
+    spark.read.parquet(str(root / "partsupp")).createOrReplaceTempView("fb_partsupp")
+    catalog = {
+        "tables": {
+            "fb_part": {
+                "columns": [{"name": "p_partkey", "type": "int"}, {"name": "p_name", "type": "string"}]
+                + [{"name": "p_size", "type": "int"}],
+                "column_stats": {"p_partkey": {"null_count": 0}},
+            },
+            "fb_partsupp": {
+                "columns": [{"name": "ps_partkey", "type": "int"}, {"name": "ps_suppkey", "type": "int"}],
+                "column_stats": {"ps_partkey": {"null_count": 0}},
+            },
+        }
+    }
+    sql = (
+        "SELECT p_size, count(*) AS n FROM fb_part JOIN fb_partsupp ON p_partkey = ps_partkey "
+        "WHERE p_name LIKE 'forest%' AND p_size > 20 GROUP BY p_size"
+    )
+    answer = answer_for(sql, catalog)
+    with observe(spark) as observed:
+        spark.sql(answer["sql"]).collect()
+    graph = observed.graph()
+    assert all(s.desc.count("...") and "Location" in s.desc for s in graph.scans())  # the locations are cut
+    report = actual_rows(spark, answer, graph, catalog)
+    (part_scan,) = [str(n["id"]) for n in walk(answer["plan"]) if n.get("table") == "fb_part"]
+    kept = [p for p in parts if p[1].startswith("forest") and p[2] > 20]
+    assert by_id(report)[part_scan].rows_out == len(kept), report.unmapped

@@ -115,10 +115,14 @@ def wait_loaded(page: Any) -> None:
 
 def check_cards(page: Any, totals: dict[str, Any]) -> None:
     assert card(page, "requests") == grouped(totals["requests"])
-    assert card(page, "cost-before") == cost(totals["cost_before"])
+    assert card(page, "cost-baseline") == cost(totals["cost_baseline"])
     assert card(page, "cost-after") == cost(totals["cost_after"])
-    assert card(page, "savings") == percent(totals["savings"])
-    assert float(page.locator('[data-field="saved"]').get_attribute("data-value")) == pytest.approx(totals["saved"])
+    assert card(page, "savings") == percent(totals["savings_vs_baseline"])  # the headline: against rule-based
+    assert card(page, "savings-written") == percent(totals["savings"])
+    saved = float(page.locator('[data-field="saved_vs_baseline"]').get_attribute("data-value"))
+    assert saved == pytest.approx(totals["saved_vs_baseline"])
+    written = float(page.locator('[data-field="cost_before"]').get_attribute("data-value"))
+    assert written == pytest.approx(totals["cost_before"])
 
 
 def test_dashboard_shows_the_history(
@@ -137,7 +141,7 @@ def test_dashboard_shows_the_history(
 
         # The cards say what the API says, readably.
         check_cards(page, savings["totals"])
-        assert re.fullmatch(r"[\d,.]+[kMGT]?|\d\.\d+e\d+", card(page, "cost-before"))
+        assert re.fullmatch(r"[\d,.]+[kMGT]?|\d\.\d+e\d+", card(page, "cost-baseline"))
         decisions = page.locator('[data-field="decisions"]').inner_text()
         assert f"{savings['totals']['blocked']} blocked" in decisions
 
@@ -284,6 +288,7 @@ def test_an_empty_history_still_looks_finished(
         page = page_factory(1280, 800)
         page.goto(f"{url}/dashboard")
         wait_loaded(page)
-        assert card(page, "requests") == "0" and card(page, "savings") == "0.0%"
+        assert card(page, "requests") == "0" and card(page, "savings") == "–"  # no baseline to save against
+        assert card(page, "savings-written") == "0.0%"
         assert "No optimizations recorded" in page.locator("#recent").inner_text()
         assert page.locator(".empty-chart").count() == 3

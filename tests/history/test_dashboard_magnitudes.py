@@ -18,12 +18,16 @@ from tests.history.requests import MIX, request
 from tests.history.test_dashboard_browser import browser, card, page_factory, wait_loaded  # noqa: F401 (fixtures)
 
 
-def huge_record(before: float, after: float) -> Any:
+def huge_record(before: float, after: float, baseline: float | None = None) -> Any:
+    """A recorded answer with these costs: ``baseline`` None keeps the answer's own (the rule-based plan's)."""
     kind, pipeline, task = MIX[0]
     body = request(kind, pipeline, task, "run-huge")
     answer = OptimizeService().optimize(OptimizeInput(**body))
     answer["cost"]["before"]["total"], answer["cost"]["after"]["total"] = before, after
     answer["cost"]["savings"] = answer["cost"]["savings_vs_written"] = 1 - after / before
+    if baseline is not None:
+        answer["cost"]["baseline"]["total"] = baseline
+        answer["cost"]["savings_vs_baseline"] = 1 - after / baseline
     return build_record(body, answer)
 
 
@@ -50,13 +54,14 @@ def test_cards_fit_at_any_magnitude(
     width: int,
 ) -> None:
     app = create_app(history_settings())
-    seed(app.state.history.store, [huge_record(before, before / 1e3)])
+    seed(app.state.history.store, [huge_record(before * 1e4, before / 1e3, baseline=before)])
     with serve(app) as url:
         page = page_factory(width, 900)
         page.goto(f"{url}/dashboard")
         wait_loaded(page)
-        assert card(page, "cost-before") == shown
-        assert card(page, "savings") == "99.9%"
+        assert card(page, "cost-baseline") == shown
+        assert card(page, "savings") == "99.9%"  # against the baseline
+        assert card(page, "savings-written") == "100.0%"
         assert overflowing(page) == []
 
 

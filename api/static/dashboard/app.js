@@ -176,12 +176,18 @@
     if (value !== undefined) el.dataset.value = String(value);
   }
 
+  /** Headline: savings against rule-based pushdown (what Spark would run on its own); records from before
+   *  baselines were stored count only in the written figures, and the card says how many. */
   function renderCards(totals) {
     setField("requests", intFmt.format(totals.requests), totals.requests);
-    setField("cost_before", num(totals.cost_before), totals.cost_before);
+    setField("cost_baseline", num(totals.cost_baseline), totals.cost_baseline);
     setField("cost_after", num(totals.cost_after), totals.cost_after);
-    setField("savings", pct(totals.savings), totals.savings);
-    setField("saved", num(totals.saved) + " cost units saved", totals.saved);
+    setField("savings_vs_baseline", pct(totals.savings_vs_baseline), totals.savings_vs_baseline);
+    const missing = totals.requests - totals.with_baseline;
+    const saved = totals.with_baseline ? num(totals.saved_vs_baseline) + " cost units saved" : "no baseline recorded";
+    setField("saved_vs_baseline", missing ? `${saved} · ${intFmt.format(missing)} recorded without a baseline` : saved, totals.saved_vs_baseline);
+    setField("savings_vs_written", pct(totals.savings), totals.savings);
+    setField("cost_before", "cost as written " + num(totals.cost_before), totals.cost_before);
     setField(
       "decisions",
       `${intFmt.format(totals.pushed)} pushed · ${intFmt.format(totals.kept)} kept · ${intFmt.format(totals.blocked)} blocked`
@@ -243,8 +249,8 @@
       data: {
         labels: days.map((d) => d.day),
         datasets: [
-          { type: "bar", label: "Cost saved", data: days.map((d) => d.saved), backgroundColor: COLORS.pushed, yAxisID: "y", borderRadius: 4 },
-          { type: "line", label: "Savings %", data: days.map((d) => d.savings * 100), borderColor: COLORS.kept, backgroundColor: COLORS.kept, yAxisID: "pct", tension: 0.25, pointRadius: 3 },
+          { type: "bar", label: "Cost saved vs rule-based", data: days.map((d) => d.saved_vs_baseline), backgroundColor: COLORS.pushed, yAxisID: "y", borderRadius: 4 },
+          { type: "line", label: "Savings % vs rule-based", data: days.map((d) => d.savings_vs_baseline === null ? null : d.savings_vs_baseline * 100), borderColor: COLORS.kept, backgroundColor: COLORS.kept, yAxisID: "pct", tension: 0.25, pointRadius: 3 },
         ],
       },
       options: {
@@ -256,7 +262,10 @@
           tooltip: {
             callbacks: {
               label: (ctx) => ctx.dataset.yAxisID === "pct" ? `Savings: ${pct(ctx.parsed.y / 100)}` : tooltipCost(ctx),
-              afterBody: (items) => `Requests: ${intFmt.format(days[items[0].dataIndex].requests)}`,
+              afterBody: (items) => {
+                const day = days[items[0].dataIndex];
+                return `Requests: ${intFmt.format(day.requests)} (${intFmt.format(day.with_baseline)} with a baseline)\nSavings vs as written: ${pct(day.savings)}`;
+              },
             },
           },
         },
@@ -268,7 +277,7 @@
       type: "bar",
       data: {
         labels: pipes.map((p) => p.pipeline ?? "(no pipeline)"),
-        datasets: [{ label: "Cost saved", data: pipes.map((p) => p.saved), backgroundColor: COLORS.pushed, borderRadius: 4 }],
+        datasets: [{ label: "Cost saved vs rule-based", data: pipes.map((p) => p.saved_vs_baseline), backgroundColor: COLORS.pushed, borderRadius: 4 }],
       },
       options: {
         indexAxis: "y",
@@ -277,7 +286,10 @@
           legend: { display: false },
           tooltip: {
             callbacks: {
-              label: (ctx) => `Saved ${num(ctx.parsed.x)} (${pct(pipes[ctx.dataIndex].savings)}) over ${intFmt.format(pipes[ctx.dataIndex].requests)} requests`,
+              label: (ctx) => {
+                const p = pipes[ctx.dataIndex];
+                return `Saved ${num(ctx.parsed.x)} vs rule-based (${pct(p.savings_vs_baseline)}; ${pct(p.savings)} vs as written) over ${intFmt.format(p.requests)} requests`;
+              },
             },
           },
         },
@@ -314,7 +326,12 @@
   /** The headline: savings against the plan rule-based pushdown (Catalyst, every peer) would run; answers
    *  recorded before the baseline existed have none. */
   function baselineCard(cost) {
-    if (!cost.baseline) return null;
+    if (!cost.baseline) {
+      return h("article", { class: "card accent" },
+        h("h2", {}, "Savings vs rule-based"),
+        h("div", { class: "value", "data-testid": "drill-savings-baseline" }, "–"),
+        h("div", { class: "sub" }, "no baseline recorded (answered before baselines)"));
+    }
     return h("article", { class: "card accent" },
       h("h2", {}, "Savings vs rule-based"),
       h("div", { class: "value", "data-testid": "drill-savings-baseline" }, pct(cost.savings_vs_baseline)),
@@ -323,6 +340,16 @@
 
   function savingsCell(value) {
     return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
+  }
+
+  /** A listed record's savings against rule-based pushdown; one recorded before baselines says so. */
+  function baselineCell(row) {
+    if (row.savings_vs_baseline === null || row.savings_vs_baseline === undefined) {
+      return h("td", { class: "num muted", title: `no baseline recorded; ${pct(row.savings)} vs as written` }, "no baseline");
+    }
+    const cell = savingsCell(row.savings_vs_baseline);
+    cell.title = `${pct(row.savings)} vs as written`;
+    return cell;
   }
 
   async function loadRecent() {
@@ -344,7 +371,7 @@
           h("td", {}, badge("form", row.input_form)),
           h("td", { class: "num" }, num(row.cost_before)),
           h("td", { class: "num" }, num(row.cost_after)),
-          savingsCell(row.savings),
+          baselineCell(row),
           h("td", {}, decisionBadges(row))
         )
       );
@@ -474,7 +501,7 @@
           h("article", { class: "card" }, h("h2", {}, "Cost before"), h("div", { class: "value" }, num(record.cost_before))),
           h("article", { class: "card" }, h("h2", {}, "Cost after"), h("div", { class: "value" }, num(record.cost_after))),
           baselineCard(cost),
-          h("article", { class: "card" + (cost.baseline ? "" : " accent") }, h("h2", {}, cost.baseline ? "Savings vs as written" : "Savings"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
+          h("article", { class: "card" }, h("h2", {}, "Savings vs as written"), h("div", { class: "value", "data-testid": "drill-savings" }, pct(record.savings)), h("div", { class: "sub" }, num(record.cost_before - record.cost_after) + " cost units")),
           h("article", { class: "card" }, h("h2", {}, "Decisions"), h("div", { class: "sub" }, decisionBadges(record)))
         ),
         h("section", { class: "trees" },
