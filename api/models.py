@@ -248,6 +248,14 @@ class Decision(BaseModel):
     )
     cost_if_kept: float | None = Field(default=None, description="Plan total with the predicate above the operator.")
     cost_if_pushed: float | None = Field(default=None, description="Best plan total with it below the operator.")
+    cost_without: float | None = Field(
+        default=None, description="A derived predicate's first entry: plan total without it."
+    )
+    cost_with: float | None = Field(
+        default=None,
+        description="A derived predicate's first entry: plan total with it at its best place; it is added only "
+        "when this is strictly lower than cost_without.",
+    )
 
 
 class Estimate(BaseModel):

@@ -67,6 +67,9 @@ class Pred:
     cut: list[Position] = field(default_factory=list)
     #: nodes this predicate may not go below: where its guards stood (only for predicates that can raise)
     stop_at: frozenset[str] = frozenset()
+    #: a derived predicate placed by cost: the plan's cost with it at its best cut, logged beside the cost
+    #: without it so that the decision (added only when strictly cheaper) recomputes from the log
+    cost_with: float | None = None
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:
@@ -350,6 +353,7 @@ def place(
         if pred.kind == "derived":
             absent = cost([])
             absent_costs[pred.index] = absent
+            pred.cost_with = cut_cost
             # a derived predicate is only worth adding when it strictly lowers the cost
             if not cut_cost < absent - _EPS * max(1.0, absent):
                 cut = []

@@ -5,7 +5,7 @@
 # script or the provider's pyproject changed. Used by tests/airflow/ (which builds it when missing).
 #
 #   bash scripts/airflow-venv.sh            # then:
-#   PUSHDOWN_SERVICE_PYTHON=$(which python) .venv-airflow/bin/python -m pytest integrations/airflow/tests
+#   PUSHDOWN_SERVICE_PYTHON=$(which python) .venv-airflow/bin/python -P -m pytest integrations/airflow/tests
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

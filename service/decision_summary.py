@@ -169,12 +169,13 @@ def comparisons(row: dict[str, Any]) -> list[dict[str, Any]]:
 def deciding(row: dict[str, Any], next_row: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The comparison that made this row's decision, or None when its reason is structural.
 
-    ``next_row``: the row after an inferred predicate's first row (where its cost with it placed is logged).
+    ``next_row``: the row after an inferred predicate's first row, where the cost with it placed is logged by an
+    engine that does not log ``cost_with`` on the row itself (older answers in the history).
     """
     reason = row.get("reason")
     if reason in INFERRED_REASONS and "cost_without" in row:
         without = row["cost_without"]
-        with_it = _best_cost(next_row) if next_row is not None else row.get("cost_with")
+        with_it = row["cost_with"] if "cost_with" in row else _best_cost(next_row) if next_row is not None else None
         if with_it is None:
             return None
         holds = with_it < without - COST_EPS * max(1.0, abs(without))

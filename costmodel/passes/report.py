@@ -125,6 +125,8 @@ class Reporter:
             }
             if absent_cost is not None:
                 entry["cost_without"] = round(absent_cost, 4)
+            if pred.cost_with is not None:
+                entry["cost_with"] = round(pred.cost_with, 4)
             out.append(entry)
             if not pred.cut:
                 return out

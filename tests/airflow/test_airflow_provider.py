@@ -37,7 +37,9 @@ def _outcomes(junit: Path) -> dict[str, str]:
 @pytest.mark.timeout(1800)
 def test_provider_suite_passes_in_real_airflow(airflow_python: Path, tmp_path: Path) -> None:
     junit = tmp_path / "airflow-provider.xml"
-    command = [str(airflow_python), "-m", "pytest", "integrations/airflow/tests", "-q", "-p", "no:cacheprovider"]
+    # -P: the checkout's root is not put on sys.path, so the service's packages cannot be imported from it by
+    # accident: the provider must work with only the client installed, as in Airflow's own environment.
+    command = [str(airflow_python), "-P", "-m", "pytest", "integrations/airflow/tests", "-q", "-p", "no:cacheprovider"]
     done = subprocess.run(
         [*command, f"--junitxml={junit}"],
         cwd=ROOT,

@@ -2,8 +2,9 @@
 
 Seeds a history of real engine answers over ten days, opens ``/dashboard``, checks the cards against the
 API, that each chart drew, the filters, a drill-down, the login form when a token is set, and that the page
-fits a laptop screen; saves ``docs/dashboard.png`` and ``docs/dashboard-drilldown.png`` for the README.
-"""
+fits a laptop screen. Its screenshots go to a temporary directory; ``PUSHDOWN_REFRESH_DOCS_IMAGES=1`` writes them
+to ``docs/dashboard.png`` and ``docs/dashboard-drilldown.png`` instead, to refresh the README's pictures (a plain
+test run leaves the tracked files alone)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,15 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+#: Set to 1 to write the screenshots over the README's pictures in docs/.
+REFRESH_DOCS_IMAGES = "PUSHDOWN_REFRESH_DOCS_IMAGES"
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    """Where the screenshots go: docs/ when asked to refresh the README's pictures, else this test's temp dir."""
+    return DOCS if os.environ.get(REFRESH_DOCS_IMAGES) == "1" else tmp_path
+
+
 Serve = Callable[[FastAPI], AbstractContextManager[str]]
 
 
@@ -130,7 +140,11 @@ def test_dashboard_shows_the_history(
     history_settings: Callable[..., Settings],
     seed_records: list[Record],
     page_factory: Callable[..., Any],
+    tmp_path: Path,
 ) -> None:
+    shots = screenshot_dir(tmp_path)
+    pictures = [DOCS / "dashboard.png", DOCS / "dashboard-drilldown.png"]
+    tracked = {path: path.stat().st_mtime_ns for path in pictures if path.exists()}
     app = create_app(history_settings())
     seed(app.state.history.store, seed_records)
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
@@ -168,8 +182,7 @@ def test_dashboard_shows_the_history(
         # (the charts follow the new width on their next resize callback: wait for it rather than read at once)
         page.wait_for_function("document.documentElement.scrollWidth <= window.innerWidth", timeout=5_000)
         page.set_viewport_size({"width": 1440, "height": 900})
-        DOCS.mkdir(exist_ok=True)
-        page.screenshot(path=str(DOCS / "dashboard.png"), full_page=True)
+        page.screenshot(path=str(shots / "dashboard.png"), full_page=True)
 
         # Filters: a pipeline, then a date range, each narrowing cards and table the way the API does.
         page.select_option("#f-pipeline", "web_sessions")
@@ -233,7 +246,10 @@ def test_dashboard_shows_the_history(
         assert sources <= set(page.locator("#estimates .badge.source").all_inner_texts())
         assert page.locator("[data-testid=drill-savings]").inner_text() == percent(record["savings"])
         assert "HAVING" in page.locator("#drill-content").inner_text()
-        page.screenshot(path=str(DOCS / "dashboard-drilldown.png"))
+        page.screenshot(path=str(shots / "dashboard-drilldown.png"))
+        assert all((shots / path.name).stat().st_size > 10_000 for path in pictures)
+        if shots != DOCS:  # a plain run leaves the README's pictures as they are
+            assert {path: path.stat().st_mtime_ns for path in pictures if path.exists()} == tracked
 
         page.keyboard.press("Escape")
         page.wait_for_selector("#drill", state="hidden")

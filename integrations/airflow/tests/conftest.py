@@ -2,7 +2,7 @@
 
 Run from the project's root (the main suite does it for you, see tests/airflow/)::
 
-    PUSHDOWN_SERVICE_PYTHON=$(which python) .venv-airflow/bin/python -m pytest integrations/airflow/tests
+    PUSHDOWN_SERVICE_PYTHON=$(which python) .venv-airflow/bin/python -P -m pytest integrations/airflow/tests
 
 ``PUSHDOWN_SERVICE_PYTHON`` is the interpreter that has the service installed (``pip install -e .``); the
 Airflow environment itself only needs this provider. Airflow reads its configuration when first imported, so

@@ -80,3 +80,17 @@ def test_async_optimize_matches_the_sync_call(service_url):
     with pytest.raises(PushdownServiceError) as caught:
         asyncio.run(PushdownHook.optimize_async("pushdown_default", {"sql": "SELECT FROM WHERE", "catalog": CATALOG}))
     assert caught.value.status == 422 and caught.value.path == "$.sql"
+
+
+def test_the_client_alone_says_it_needs_a_url_here():
+    """Airflow's environment has the client, not the service: a client without a URL says so instead of failing
+    on an import deep inside."""
+    import importlib.util
+
+    from pushdown_client import PushdownClient
+
+    assert importlib.util.find_spec("service") is None, "this environment must not have the service (run with -P)"
+    with pytest.raises(PushdownServiceError) as caught:
+        PushdownClient().optimize("SELECT 1")
+    assert caught.value.status == 501 and caught.value.code == "in_process_unavailable"
+    assert "URL" in caught.value.message
