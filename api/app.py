@@ -28,6 +28,7 @@ from service.jobs import JobRunner
 from service.optimize import OptimizeService, allow_deep_plans
 from service.settings import Settings
 from service.statistics import StatisticsStore
+from service.worker_pool import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.jobs = JobRunner()
     app.state.runner = BoundedRunner(settings.request_time_limit_s, settings.max_concurrent_work)
+    app.state.heavy_pool = WorkerPool(settings, settings.heavy_workers) if settings.heavy_workers else None
     install_error_handling(app)
     app.add_exception_handler(DeadlineExceeded, _time_limit)
     install_hygiene(app, settings)
@@ -89,13 +91,18 @@ async def _time_limit(request: Request, exc: Exception) -> JSONResponse:
 
 
 def _stop_background_work_at_shutdown(app: FastAPI) -> None:
-    """At shutdown: cancel queued analyze jobs and stop the analyze Spark session (a running job then fails)."""
+    """At startup: the heavy-request workers if asked. At shutdown: stop them, cancel queued analyze jobs and stop
+    the analyze Spark session (a running job then fails)."""
     previous: Callable[[Any], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        if app.state.heavy_pool is not None and app.state.settings.prestart_heavy_workers:
+            app.state.heavy_pool.warm()
         async with previous(app_) as state:
             yield state
+        if app.state.heavy_pool is not None:
+            app.state.heavy_pool.close()
         app.state.jobs.shutdown(wait=False)
         if app.state.analyzer is not None:
             await run_in_threadpool(app.state.analyzer.close)

@@ -18,6 +18,7 @@ from service.history import HistoryRecorder
 from service.jobs import JobRunner
 from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
+from service.worker_pool import HeavyTask, WorkerPool, request_weight
 
 _bearer = HTTPBearer(auto_error=False, description="Required when PUSHDOWN_API_TOKEN is set.")
 #: The dashboard's session cookie (HttpOnly, SameSite=Strict), set by POST /dashboard/login.
@@ -110,18 +111,41 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def optimize_input(request: Request, settings: SettingsDep, runner: RunnerDep) -> OptimizeInput:
+def get_heavy_pool(request: Request) -> WorkerPool | None:
+    """The worker processes for heavy requests; None when they are off (``PUSHDOWN_HEAVY_WORKERS=0``)."""
+    pool: WorkerPool | None = request.app.state.heavy_pool
+    return pool
+
+
+HeavyPoolDep = Annotated[WorkerPool | None, Depends(get_heavy_pool)]
+
+
+def check_sql_length(body: OptimizeInput, max_sql_chars: int) -> None:
+    """422 ``sql_too_long`` for a query over the limit: parsing is the slowest part per byte."""
+    if body.sql is not None and len(body.sql) > max_sql_chars:
+        raise InputError(
+            "sql_too_long",
+            f"the query is {len(body.sql)} characters, the limit is {max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
+            "$.sql",
+            {"limit": max_sql_chars},
+        )
+
+
+async def optimize_input(
+    request: Request, settings: SettingsDep, runner: RunnerDep, pool: HeavyPoolDep
+) -> OptimizeInput | HeavyTask:
     """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop,
-    within the request's time limit, which starts once the body is in (``request.state.deadline``)."""
+    within the request's time limit, which starts once the body is in (``request.state.deadline``).
+
+    A heavy body (``request_weight``) is not parsed here: it comes back as a ``HeavyTask`` for a worker process,
+    which parses and answers it away from the event loop.
+    """
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
     request.state.deadline = runner.deadline()
+    if pool is not None and request_weight(raw, settings.heavy_body_bytes) >= settings.heavy_request_weight:
+        ids = (None, None)  # the route fills them in
+        return HeavyTask(raw, settings.max_json_depth, settings.max_sql_chars, ids, request.state.deadline)
     body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
-    if body.sql is not None and len(body.sql) > settings.max_sql_chars:
-        raise InputError(
-            "sql_too_long",
-            f"the query is {len(body.sql)} characters, the limit is {settings.max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
-            "$.sql",
-            {"limit": settings.max_sql_chars},
-        )
+    check_sql_length(body, settings.max_sql_chars)
     return body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,13 +13,14 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from api.deps import HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
+from api.deps import HeavyPoolDep, HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
 from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
 from service.history import HISTORY_HEADER
 from service.jsonguard import dumps_answer, number_overflow
 from service.optimize import OptimizeInput, OptimizeService
+from service.worker_pool import HeavyTask
 
 #: Open to everyone, so load balancers can probe without the token.
 open_router = APIRouter()
@@ -58,17 +60,23 @@ async def healthz() -> dict[str, str]:
 )
 async def optimize(
     request: Request,
-    body: Annotated[OptimizeInput, Depends(optimize_input)],
+    body: Annotated[OptimizeInput | HeavyTask, Depends(optimize_input)],
     optimizer: OptimizerDep,
     history: HistoryDep,
     runner: RunnerDep,
+    pool: HeavyPoolDep,
 ) -> Response:
     started = time.perf_counter()
     # CPU-bound, so off the event loop (/healthz keeps answering) and within the request's time limit.
     ids = _answer_ids(request)
-    # the request's context (its id, for log lines) goes along into the worker thread
-    context = contextvars.copy_context()
-    answer, payload = await runner.run(context.run, _answer, optimizer, body, ids, deadline=request.state.deadline)
+    if isinstance(body, HeavyTask):  # a heavy body: parsed and answered in a worker process
+        assert pool is not None  # noqa: S101 - optimize_input makes a HeavyTask only with a pool
+        heavy = await pool.run(replace(body, ids=ids), runner.limit_s)
+        answer, payload, body = heavy.answer, heavy.payload, heavy.request
+    else:
+        # the request's context (its id, for log lines) goes along into the worker thread
+        context = contextvars.copy_context()
+        answer, payload = await runner.run(context.run, _answer, optimizer, body, ids, deadline=request.state.deadline)
     observe_decisions(answer.get("decisions", ()))
     response = Response(payload, media_type="application/json")
     # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.

@@ -59,11 +59,15 @@ def serve(
     With several workers each is a process of its own: they share the database (history, statistics),
     and /metrics adds up all of them.
     """
+    import os
+
     import uvicorn
 
     from api.guard import is_loopback
     from service.logs import log_config
 
+    # a served process gets its heavy-request workers ready at startup, unless the environment says otherwise
+    os.environ.setdefault("PUSHDOWN_PRESTART_HEAVY_WORKERS", "true")
     settings = Settings()
     settings = settings.model_copy(update={"host": host or settings.host})  # the Host check knows the bind
     if (
@@ -90,8 +94,6 @@ def serve(
         "timeout_graceful_shutdown": settings.shutdown_grace_s,
     }
     if count > 1:
-        import os
-
         _share_metrics_between_processes()
         # each worker builds its own app from the environment: pass on what the command line changed
         os.environ["PUSHDOWN_HOST"] = settings.host
