@@ -17,8 +17,9 @@ from service.errors import InputError
 from service.history import HistoryRecorder
 from service.jobs import JobRunner
 from service.optimize import OptimizeInput, OptimizeService
+from service.request_weight import check_weight, routing_weight
 from service.settings import Settings
-from service.worker_pool import HeavyTask, WorkerPool, request_weight
+from service.worker_pool import HeavyTask, WorkerPool
 
 _bearer = HTTPBearer(auto_error=False, description="Required when PUSHDOWN_API_TOKEN is set.")
 #: The dashboard's session cookie (HttpOnly, SameSite=Strict), set by POST /dashboard/login.
@@ -143,9 +144,18 @@ async def optimize_input(
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
     request.state.deadline = runner.deadline()
-    if pool is not None and request_weight(raw, settings.heavy_body_bytes) >= settings.heavy_request_weight:
+    limits = (settings.max_json_depth, settings.max_sql_chars, settings.max_request_weight, runner.limit_s)
+    if pool is not None and routing_weight(raw, settings.heavy_body_bytes) >= settings.heavy_request_weight:
         ids = (None, None)  # the route fills them in
-        return HeavyTask(raw, settings.max_json_depth, settings.max_sql_chars, ids, request.state.deadline)
-    body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
-    check_sql_length(body, settings.max_sql_chars)
+        return HeavyTask(raw, *limits, ids, request.state.deadline)
+    return await runner.run(parse_within_limits, raw, *limits, deadline=request.state.deadline)
+
+
+def parse_within_limits(
+    raw: bytes, max_json_depth: int, max_sql_chars: int, max_weight: int, limit_s: float
+) -> OptimizeInput:
+    """The body parsed, after the checks that need no parsing (weight, depth), then the SQL length."""
+    check_weight(raw, max_weight, limit_s)
+    body = parse_optimize_request(raw, max_json_depth)
+    check_sql_length(body, max_sql_chars)
     return body

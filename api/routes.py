@@ -69,19 +69,21 @@ async def optimize(
     started = time.perf_counter()
     # CPU-bound, so off the event loop (/healthz keeps answering) and within the request's time limit.
     ids = _answer_ids(request)
+    recorded: OptimizeInput | dict[str, Any]  # the request as the history keeps it
     if isinstance(body, HeavyTask):  # a heavy body: parsed and answered in a worker process
         assert pool is not None  # noqa: S101 - optimize_input makes a HeavyTask only with a pool
-        heavy = await pool.run(replace(body, ids=ids), runner.limit_s)
-        answer, payload, body = heavy.answer, heavy.payload, heavy.request
+        heavy = await pool.run(replace(body, ids=ids))
+        answer, payload, recorded = heavy.answer, heavy.payload, heavy.request
     else:
         # the request's context (its id, for log lines) goes along into the worker thread
         context = contextvars.copy_context()
         answer, payload = await runner.run(context.run, _answer, optimizer, body, ids, deadline=request.state.deadline)
+        recorded = body
     observe_decisions(answer.get("decisions", ()))
     response = Response(payload, media_type="application/json")
     # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
     elapsed_ms = (time.perf_counter() - started) * 1000
-    outcome = await history.record(body, answer, payload, elapsed_ms, getattr(request.state, "raw_body", None))
+    outcome = await history.record(recorded, answer, payload, elapsed_ms, getattr(request.state, "raw_body", None))
     response.headers[HISTORY_HEADER] = outcome
     return response
 

@@ -80,6 +80,12 @@ class Settings(BaseSettings):
         description="A request is heavy from this weight on: JSON objects plus SQL operators counted in its body "
         "(TPC-H queries weigh 150 to 300), or its size in bytes from PUSHDOWN_HEAVY_BODY_BYTES on.",
     )
+    max_request_weight: int = Field(
+        default=50_000,
+        ge=1,
+        description="Heaviest request accepted (422 too_complex above), by the weight PUSHDOWN_HEAVY_REQUEST_WEIGHT "
+        "uses: what could never finish within the time limit is refused at once instead of answering 503 later.",
+    )
     heavy_body_bytes: int = Field(
         default=256 * 1024, gt=0, description="A body this large is heavy, whatever it holds."
     )

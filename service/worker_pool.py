@@ -6,7 +6,7 @@ process for up to 1.2 s; no switch interval helps against a collection or a long
 own the same work cannot stall the server at all, and the time limit stops it for certain: the process is
 killed (then replaced), whatever it was doing. Moving a request costs a pipe round trip and a spawn after each
 kill, so only requests that look heavy go there, decided from the raw bytes before anything is parsed
-(``request_weight``); the others keep running on threads (``service.bounded``).
+(``service.request_weight``); the others keep running on threads (``service.bounded``).
 """
 
 from __future__ import annotations
@@ -36,31 +36,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: SQL words that each add a node of work, searched for in the lower-cased body (the body is JSON text).
-_SQL_MARKERS = (b" or ", b"\\nor ", b" and ", b"\\nand ", b"join ", b"union ", b"select ")
 #: Worker processes run at a lower CPU priority: when the cores are busy, the server process (its event loop,
 #: /healthz, small requests) gets the CPU first, and heavy work takes what is left.
 WORKER_NICENESS = 10
 #: After the deadline, how long a worker gets to notice it itself (and stay alive) before it is killed.
 KILL_GRACE_S = 0.25
-
-
-def request_weight(raw: bytes, heavy_bytes: int) -> int:
-    """How much work a ``POST /optimize`` body asks for, roughly in plan and expression nodes, without parsing it.
-
-    Counts JSON objects (plan nodes, expressions, catalog entries) and SQL operators, in well under a
-    millisecond for a typical body. Any body of ``heavy_bytes`` or more weighs at least ``heavy_bytes`` (it is
-    not searched: lower-casing megabytes would itself hold the event loop up).
-
-    >>> request_weight(b'{"sql": "SELECT a FROM t WHERE a = 1 OR a = 2"}', 1 << 18)
-    3
-    >>> request_weight(b"x" * 10, 4)
-    10
-    """
-    if len(raw) >= heavy_bytes:
-        return len(raw)
-    lowered = raw.lower()
-    return raw.count(b"{") + sum(lowered.count(marker) for marker in _SQL_MARKERS)
 
 
 @dataclass(frozen=True)
@@ -70,6 +50,8 @@ class HeavyTask:
     raw: bytes
     max_json_depth: int
     max_sql_chars: int
+    max_weight: int
+    limit_s: float
     ids: tuple[str | None, str | None]
     deadline: float  # time.monotonic(), which is the same clock in every process of the machine
 
@@ -111,12 +93,15 @@ def request_view(request: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- the worker process
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this process when the server process dies, even by SIGKILL."""
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this process when the server process dies, even by SIGKILL; and if the server
+    died while this one was still starting, it goes at once."""
     with contextlib.suppress(Exception):
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def _build_optimizer(settings: Settings) -> OptimizeService:
@@ -140,14 +125,12 @@ Serve = Callable[["OptimizeService", HeavyTask], tuple[str, Any]]
 
 def _serve_one(optimizer: OptimizeService, task: HeavyTask) -> tuple[str, Any]:
     """One request, as the route does it, within its deadline: ("ok", HeavyAnswer) or the error to raise."""
-    from api.deps import check_sql_length
-    from api.models import parse_optimize_request
+    from api.deps import parse_within_limits
     from api.routes import _answer
 
     try:
         with deadline_scope(None, at=task.deadline):
-            body = parse_optimize_request(task.raw, task.max_json_depth)
-            check_sql_length(body, task.max_sql_chars)
+            body = parse_within_limits(task.raw, task.max_json_depth, task.max_sql_chars, task.max_weight, task.limit_s)
             answer, payload = _answer(optimizer, body, task.ids)
     except ServiceError as exc:
         return "error", exc.to_wire()
@@ -168,9 +151,9 @@ def _tune_garbage_collection() -> None:
     gc.set_threshold(700, 10, 1000)
 
 
-def _worker_main(conn: Connection, settings: Settings, serve: Serve) -> None:
+def _worker_main(conn: Connection, settings: Settings, serve: Serve, parent: int) -> None:
     """A worker process: answer tasks from ``conn`` with ``serve`` until the server closes it (or dies)."""
-    _die_with_parent()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group; the server decides
     with contextlib.suppress(OSError):
         os.nice(WORKER_NICENESS)
@@ -195,7 +178,7 @@ class _Worker:
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads or locks of the server's
         self.conn, child = context.Pipe()
         self.process: BaseProcess = context.Process(
-            target=_worker_main, args=(child, settings, serve), name="pushdown-heavy", daemon=True
+            target=_worker_main, args=(child, settings, serve, os.getpid()), name="pushdown-heavy", daemon=True
         )
         self.process.start()
         child.close()
@@ -208,12 +191,22 @@ class _Worker:
                 self.ready = self.conn.recv() == ("ready", None)
         return self.ready
 
+    def wait_ready(self, until: float) -> bool:
+        """Until the process is ready (a new one imports the engine first) or ``until`` (monotonic) passes.
+
+        A task is sent only to a ready process: one given up on while starting is not killed (its start would
+        be wasted), and it has no stale task queued when the next request takes it.
+        """
+        while not self.is_ready():
+            left = until - time.monotonic()
+            if left <= 0 or not self.process.is_alive():
+                return False
+            self.conn.poll(min(left, 0.1))
+        return True
+
     def call(self, task: HeavyTask) -> tuple[str, Any]:
-        """Send ``task`` and wait for its outcome (on an I/O thread: pipes block, and a new worker is still
-        importing the engine)."""
+        """Send ``task`` and wait for its outcome (on an I/O thread: pipes block)."""
         self.conn.send(task)
-        if not self.ready:
-            self.ready = self.conn.recv() == ("ready", None)
         outcome: tuple[str, Any] = self.conn.recv()
         return outcome
 
@@ -247,7 +240,7 @@ class WorkerPool:
             while len(self._idle) + len(self._busy) < self.size:
                 self._idle.append(_Worker(self.settings, self.serve))
 
-    async def run(self, task: HeavyTask, limit_s: float) -> HeavyAnswer:
+    async def run(self, task: HeavyTask) -> HeavyAnswer:
         """The task's answer from a worker; ``DeadlineExceeded`` at its deadline, the worker then killed."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.size)
@@ -256,10 +249,14 @@ class WorkerPool:
         try:
             await asyncio.wait_for(slots.acquire(), max(0.0, task.deadline - time.monotonic()))
         except TimeoutError:
-            raise DeadlineExceeded(limit_s) from None
+            raise DeadlineExceeded(task.limit_s) from None
         worker: _Worker | None = None
         try:
             worker = await loop.run_in_executor(self._io, self._take)
+            if not await loop.run_in_executor(self._io, worker.wait_ready, task.deadline):
+                if not worker.process.is_alive():
+                    raise EOFError("the worker process ended while starting")
+                raise DeadlineExceeded(task.limit_s)  # the worker is given back, still starting
             call = loop.run_in_executor(self._io, worker.call, task)
             wait = max(0.0, task.deadline - time.monotonic()) + KILL_GRACE_S
             kind, value = await asyncio.wait_for(call, wait)
@@ -269,8 +266,8 @@ class WorkerPool:
                 worker = None
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            logger.warning("heavy request's worker process killed at the time limit of %.1f s", limit_s)
-            raise DeadlineExceeded(limit_s) from None
+            logger.warning("heavy request's worker process killed at the time limit of %.1f s", task.limit_s)
+            raise DeadlineExceeded(task.limit_s) from None
         except (EOFError, OSError) as exc:  # the worker died (killed from outside, out of memory)
             if worker is not None:
                 self._discard(worker)
@@ -280,7 +277,7 @@ class WorkerPool:
             if worker is not None:
                 self._give_back(worker)
             slots.release()
-        return _outcome(kind, value, limit_s)
+        return _outcome(kind, value, task.limit_s)
 
     def close(self) -> None:
         """Stop every worker (at shutdown: whatever they still compute has no one left to answer)."""
@@ -291,17 +288,20 @@ class WorkerPool:
             self._busy.clear()
         for worker in workers:
             worker.kill()
+        for worker in workers:
+            worker.process.join(timeout=5)
         self._io.shutdown(wait=False, cancel_futures=True)
 
     def _take(self) -> _Worker:
         with self._lock:  # a ready one first, else the one started first
             ready = [w for w in self._idle if w.is_ready()]
-            worker = (ready or self._idle or [None])[0]
+            worker = ready[0] if ready else (self._idle[0] if self._idle else None)
             if worker is not None:
                 self._idle.remove(worker)
         if worker is None or not worker.process.is_alive():
             if worker is not None:
                 worker.kill()
+                worker.process.join(timeout=5)
             worker = _Worker(self.settings, self.serve)
         with self._lock:
             self._busy.add(worker)
@@ -319,9 +319,10 @@ class WorkerPool:
             self._busy.discard(worker)
         worker.kill()
         with contextlib.suppress(RuntimeError):  # the pool is closed: no replacement
-            self._io.submit(self._replace)
+            self._io.submit(self._replace, worker)
 
-    def _replace(self) -> None:
+    def _replace(self, killed: _Worker) -> None:
+        killed.process.join(timeout=5)  # reap it, so no zombie is left behind
         with self._lock:
             if self._closed or len(self._idle) + len(self._busy) >= self.size:
                 return

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,9 +38,26 @@ class ServiceProcess:
         return self.log.read_text(errors="replace")
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time the process has used so far (from /proc)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU time the process and its live worker processes have used so far (from /proc)."""
+        total = 0
+        for pid in [self.process.pid, *self.worker_pids()]:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def worker_pids(self) -> list[int]:
+        """The service's child processes (its heavy-request workers), from /proc."""
+        return children_of(self.process.pid)
+
+
+def children_of(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (any thread's), from /proc."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(child) for child in children.read_text().split()]
+    return found
 
 
 def service_env(tmp_path: Path, **settings: str) -> dict[str, str]:
@@ -68,6 +87,7 @@ def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[Ser
     service = ServiceProcess(f"http://127.0.0.1:{port}", process, log, env)
     try:
         wait_for_health(service.url, process, 60, output=service.log_text)
+        wait_for_workers(service)
         yield service
     finally:
         if process.poll() is None:
@@ -77,6 +97,24 @@ def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[Ser
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def wait_for_workers(service: ServiceProcess, timeout_s: float = 90.0) -> None:
+    """Until both heavy-request workers answer (a heavy body refused at once): on a busy machine their start,
+    importing the engine at a low priority, can take longer than a test's time limit."""
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {service.env.get('PUSHDOWN_API_TOKEN')}"}
+    deep = b'{"plan": ' + b'{"a": ' * 3000 + b"1" + b"}" * 3000 + b"}"  # heavy by weight, refused as too deep
+
+    def refused(client: httpx.Client) -> bool:
+        return client.post("/optimize", content=deep, headers=headers).status_code == 422
+
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(base_url=service.url, timeout=timeout_s) as first, httpx.Client(base_url=service.url) as second:
+        while time.monotonic() < deadline:
+            with ThreadPoolExecutor(2) as both:
+                if all(both.map(refused, (first, second))):
+                    return
+    raise AssertionError(f"the heavy-request workers did not start within {timeout_s} s")
 
 
 @pytest.fixture(scope="module")

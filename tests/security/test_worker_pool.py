@@ -14,14 +14,16 @@ from typing import Any
 
 import pytest
 
+from api.deps import parse_within_limits
 from api.models import parse_optimize_request
 from api.routes import _answer
 from costmodel.deadline import DeadlineExceeded
 from costmodel.errors import ServiceError
 from service.history.record import build_record, request_dict
 from service.optimize import OptimizeService, allow_deep_plans
+from service.request_weight import routing_weight
 from service.settings import Settings
-from service.worker_pool import HeavyTask, WorkerPool, record_view, request_view, request_weight
+from service.worker_pool import HeavyTask, WorkerPool, record_view, request_view
 from tests.security import heavy_work, hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +42,7 @@ def tpch_bodies() -> Iterator[tuple[str, bytes]]:
 
 def test_typical_requests_stay_on_threads_and_the_hostile_ones_go_to_workers() -> None:
     settings = Settings(_env_file=None)
-    light = {name: request_weight(body, settings.heavy_body_bytes) for name, body in tpch_bodies()}
+    light = {name: routing_weight(body, settings.heavy_body_bytes) for name, body in tpch_bodies()}
     assert len(light) >= 44 and max(light.values()) < settings.heavy_request_weight / 2, light
     heavy = {
         "2000 OR terms": hostile.or_terms(2000),
@@ -51,7 +53,7 @@ def test_typical_requests_stay_on_threads_and_the_hostile_ones_go_to_workers() -
         "10000 levels deep": hostile.deep(10_000),
     }
     for name, body in heavy.items():
-        assert request_weight(body, settings.heavy_body_bytes) >= settings.heavy_request_weight, name
+        assert routing_weight(body, settings.heavy_body_bytes) >= settings.heavy_request_weight, name
 
 
 def settings_for(tmp_path: Path) -> Settings:
@@ -59,8 +61,8 @@ def settings_for(tmp_path: Path) -> Settings:
 
 
 def run(pool: WorkerPool, raw: bytes, seconds: float, ids: tuple[str | None, str | None] = ("id-1", None)) -> Any:
-    task = HeavyTask(raw, 2500, 1_000_000, ids, time.monotonic() + seconds)
-    return asyncio.run(pool.run(task, seconds))
+    task = HeavyTask(raw, 2500, 1_000_000, 50_000, seconds, ids, time.monotonic() + seconds)
+    return asyncio.run(pool.run(task))
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +103,7 @@ def test_the_history_keeps_the_same_record_from_a_worker_s_views() -> None:
         (b'{"plan": ', "malformed_json"),
         (hostile.or_terms(1200).replace(b"a = 7 ", b"zz = 7 "), None),
         (hostile.literal("1e999"), "invalid_number"),
+        (hostile.or_terms(60_000), "too_complex"),
     ],
 )
 def test_refusals_come_back_as_the_same_service_errors(pool: WorkerPool, body: bytes, code: str | None) -> None:
@@ -150,11 +153,11 @@ def test_a_worker_that_dies_is_a_clear_failure_and_the_next_request_gets_a_new_o
 
 def test_requests_beyond_the_workers_wait_within_their_own_deadline(tmp_path: Path) -> None:
     workers = WorkerPool(settings_for(tmp_path), 1, serve=heavy_work.by_body)
-    workers.warm()
+    run(workers, b"pid", 60)  # started and ready
 
     async def both() -> list[BaseException | None]:
-        tasks = [HeavyTask(b"spin", 2500, 10, (None, None), time.monotonic() + 1.5) for _ in range(2)]
-        outcomes = await asyncio.gather(*(workers.run(task, 1.5) for task in tasks), return_exceptions=True)
+        tasks = [HeavyTask(b"spin", 2500, 10, 10, 1.5, (None, None), time.monotonic() + 1.5) for _ in range(2)]
+        outcomes = await asyncio.gather(*(workers.run(task) for task in tasks), return_exceptions=True)
         return [o if isinstance(o, BaseException) else None for o in outcomes]
 
     try:
@@ -167,6 +170,18 @@ def test_requests_beyond_the_workers_wait_within_their_own_deadline(tmp_path: Pa
         workers.close()
 
 
+def test_a_worker_still_starting_at_the_deadline_is_kept_for_the_next_request(tmp_path: Path) -> None:
+    workers = WorkerPool(settings_for(tmp_path), 1, serve=heavy_work.by_body)
+    try:
+        with pytest.raises(DeadlineExceeded):
+            run(workers, b"spin", 0.01)  # the new worker is still importing: the spin is never sent
+        assert workers.killed == 0
+        assert int(run(workers, b"pid", 60).payload) > 0
+        assert workers.killed == 0
+    finally:
+        workers.close()
+
+
 def test_closing_the_pool_stops_its_workers(tmp_path: Path) -> None:
     workers = WorkerPool(settings_for(tmp_path), 2, serve=heavy_work.by_body)
     pid = int(run(workers, b"pid", 60).payload)
@@ -175,3 +190,16 @@ def test_closing_the_pool_stops_its_workers(tmp_path: Path) -> None:
     while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(pid)
+
+
+@pytest.mark.parametrize(("max_weight", "refused"), [(50_000, True), (100_000, False)])
+def test_the_weight_limit_applies_on_threads_too(max_weight: int, refused: bool) -> None:
+    body = hostile.or_terms(60_000)
+    if refused:
+        with pytest.raises(ServiceError) as error:
+            parse_within_limits(body, 2500, 10_000_000, max_weight, 10.0)
+        assert (
+            error.value.code == "too_complex" and error.value.detail["weight"] == 59_999 + 1 + 5
+        )  # OR, SELECT, JSON objects
+    else:
+        assert parse_within_limits(body, 2500, 10_000_000, max_weight, 10.0).sql is not None
