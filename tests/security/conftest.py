@@ -71,8 +71,9 @@ def service_env(tmp_path: Path, **settings: str) -> dict[str, str]:
 
 
 @contextmanager
-def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[ServiceProcess]:
-    """``python -m service.cli serve`` on a free loopback port until the block ends (then SIGTERM)."""
+def running_service(tmp_path: Path, *args: str, warm: bool = True, **settings: str) -> Iterator[ServiceProcess]:
+    """``python -m service.cli serve`` on a free loopback port until the block ends (then SIGTERM); ``warm``:
+    once its heavy-request workers answer."""
     port = free_port()
     log = tmp_path / f"service-{port}.log"
     env = service_env(tmp_path, **settings)
@@ -87,7 +88,8 @@ def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[Ser
     service = ServiceProcess(f"http://127.0.0.1:{port}", process, log, env)
     try:
         wait_for_health(service.url, process, 60, output=service.log_text)
-        wait_for_workers(service)
+        if warm:
+            wait_for_workers(service)
         yield service
     finally:
         if process.poll() is None:
@@ -99,22 +101,36 @@ def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[Ser
                 process.wait()
 
 
-def wait_for_workers(service: ServiceProcess, timeout_s: float = 90.0) -> None:
+def wait_for_workers(service: ServiceProcess, timeout_s: float = 120.0) -> None:
     """Until both heavy-request workers answer (a heavy body refused at once): on a busy machine their start,
     importing the engine at a low priority, can take longer than a test's time limit."""
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {service.env.get('PUSHDOWN_API_TOKEN')}"}
     deep = b'{"plan": ' + b'{"a": ' * 3000 + b"1" + b"}" * 3000 + b"}"  # heavy by weight, refused as too deep
 
     def refused(client: httpx.Client) -> bool:
-        return client.post("/optimize", content=deep, headers=headers).status_code == 422
+        try:
+            return client.post("/optimize", content=deep, headers=headers).status_code == 422
+        except httpx.HTTPError:
+            return False
 
     deadline = time.monotonic() + timeout_s
-    with httpx.Client(base_url=service.url, timeout=timeout_s) as first, httpx.Client(base_url=service.url) as second:
+    with httpx.Client(base_url=service.url, timeout=60) as one, httpx.Client(base_url=service.url, timeout=60) as two:
         while time.monotonic() < deadline:
             with ThreadPoolExecutor(2) as both:
-                if all(both.map(refused, (first, second))):
+                if all(both.map(refused, (one, two))):
                     return
     raise AssertionError(f"the heavy-request workers did not start within {timeout_s} s")
+
+
+def wait_until_idle(service: ServiceProcess, timeout_s: float = 120.0) -> None:
+    """Until the service and its workers use less than a fifth of a core (the workers have imported the engine)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = service.cpu_seconds()
+        time.sleep(1.0)
+        if service.cpu_seconds() - before < 0.2:
+            return
+    raise AssertionError(f"the service was still busy after {timeout_s} s")
 
 
 @pytest.fixture(scope="module")

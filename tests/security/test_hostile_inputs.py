@@ -14,7 +14,15 @@ import httpx
 import pytest
 
 from tests.security import hostile
-from tests.security.conftest import LIMIT_S, TOKEN, HealthProbe, ServiceProcess, auth_headers, running_service
+from tests.security.conftest import (
+    LIMIT_S,
+    TOKEN,
+    HealthProbe,
+    ServiceProcess,
+    auth_headers,
+    running_service,
+    wait_until_idle,
+)
 
 #: What the time limit may be exceeded by before the answer is in: scheduling on a busy 2-core machine.
 MARGIN_S = 4.0
@@ -144,17 +152,23 @@ def test_all_heavy_requests_at_once_end_within_the_limit_and_healthz_answers_mea
 
 
 @pytest.mark.parametrize(
-    "body",
-    [lambda: hostile.union_branches(3000), lambda: hostile.joins(100)],
+    ("body", "settle_s"),
+    [
+        # minutes of work if not stopped; a killed worker's replacement imports the engine meanwhile
+        (lambda: hostile.union_branches(3000), 45.0),
+        (lambda: hostile.joins(300), 5.0),  # light (weight ~900), so on a thread; tens of seconds if not stopped
+    ],
     ids=["heavy, in a worker process", "light, on a thread"],
 )
-def test_work_stopped_at_the_limit_stops_using_the_cpu(tmp_path: Path, body: Callable[[], bytes]) -> None:
-    with running_service(tmp_path, api_token=TOKEN, request_time_limit_s="0.3") as service:
-        time.sleep(3.0)  # the workers, started with the service, have imported the engine
+def test_work_stopped_at_the_limit_stops_using_the_cpu(
+    tmp_path: Path, body: Callable[[], bytes], settle_s: float
+) -> None:
+    with running_service(tmp_path, warm=False, api_token=TOKEN, request_time_limit_s="0.3") as service:
+        wait_until_idle(service)  # the workers, started with the service, have imported the engine
         response, _ = post(service, body())
         if response.status_code != 503:
             pytest.skip("the request finished within the limit on this machine: nothing was stopped")
-        time.sleep(4.0)  # the grace to notice the deadline, then a killed worker's replacement starts
+        wait_until_idle(service, timeout_s=settle_s)  # raises if the work goes on
         before, started = service.cpu_seconds(), time.monotonic()
         time.sleep(2.0)
         busy = (service.cpu_seconds() - before) / (time.monotonic() - started)
