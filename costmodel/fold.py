@@ -19,7 +19,8 @@ not know which) or UNKNOWN. Two uses:
 from __future__ import annotations
 
 import enum
-from collections.abc import Set
+import operator
+from collections.abc import Callable, Set
 from typing import Any
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
@@ -166,17 +167,20 @@ def _compare(fn: str, left: Any, right: Any) -> Truth:
         (isinstance(left, numeric) and isinstance(right, numeric)) or (isinstance(left, str) and isinstance(right, str))
     ):
         return Truth.UNKNOWN
-    result = {
-        "=": left == right,
-        "!=": left != right,
-        "<>": left != right,
-        "<": left < right,
-        "<=": left <= right,
-        ">": left > right,
-        ">=": left >= right,
-        "<=>": left == right,
-    }[fn]
-    return Truth.TRUE if result else Truth.FALSE
+    return Truth.TRUE if _COMPARISONS[fn](left, right) else Truth.FALSE
+
+
+#: both sides numbers or both strings by the time these run
+_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<=>": operator.eq,
+}
 
 
 def _and(parts: list[Truth]) -> Truth:

@@ -12,8 +12,9 @@ cost model only re-estimates the path that changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
@@ -109,7 +110,7 @@ def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = f
     return pos
 
 
-def iter_region(pos: Position):
+def iter_region(pos: Position) -> Iterator[Position]:
     stack = [pos]
     while stack:
         current = stack.pop()
@@ -148,7 +149,7 @@ class Materializer:
 
     def __init__(self, skeleton: Node):
         self.skeleton = skeleton
-        self._memo: dict[tuple, Node] = {}
+        self._memo: dict[tuple[Any, ...], Node] = {}
         self._parent: dict[str, str | None] = {skeleton.id: None}
         self._depth: dict[str, int] = {skeleton.id: 0}
         self._by_id: dict[str, Node] = {}
@@ -211,7 +212,15 @@ class Materializer:
         tops[node.id] = top
         return top
 
-    def _assemble(self, node: Node, kids: tuple[Node, ...], scan_adds, on_adds, above, filter_id: str | None) -> Node:
+    def _assemble(
+        self,
+        node: Node,
+        kids: tuple[Node, ...],
+        scan_adds: Sequence[tuple[int, Expr]],
+        on_adds: Sequence[tuple[int, Expr]],
+        above: Sequence[tuple[int, Expr]],
+        filter_id: str | None,
+    ) -> Node:
         key = (
             node.id,
             tuple(map(id, kids)),
@@ -349,6 +358,7 @@ def place(
     if mode == "cost" and fallback_from is None:
         # a second look for predicates that stopped above a legal position: decided before the predicates
         # placed after them, they may find going lower pays now
+        assert current is not None
         for pred in preds:
             if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
                 continue

@@ -117,7 +117,7 @@ class Reporter:
             return id(pos) in in_cut or any(on_path(b) for b in pos.below)
 
         if pred.kind == "derived":
-            entry = {
+            entry: dict[str, Any] = {
                 "predicate": text,
                 "operator": pred.via,
                 "action": "pushed" if pred.cut else "kept",
