@@ -17,7 +17,7 @@ from service.errors import InputError
 from service.history import HistoryRecorder
 from service.jobs import JobRunner
 from service.optimize import OptimizeInput, OptimizeService
-from service.request_weight import check_weight, routing_weight
+from service.request_weight import check_weight, request_weight
 from service.settings import Settings
 from service.worker_pool import HeavyTask, WorkerPool
 
@@ -135,27 +135,27 @@ def check_sql_length(body: OptimizeInput, max_sql_chars: int) -> None:
 async def optimize_input(
     request: Request, settings: SettingsDep, runner: RunnerDep, pool: HeavyPoolDep
 ) -> OptimizeInput | HeavyTask:
-    """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop,
-    within the request's time limit, which starts once the body is in (``request.state.deadline``).
+    """The request body, size-checked, weighed, depth-checked, parsed and validated; parsing runs off the event
+    loop, within the request's time limit, which starts once the body is in (``request.state.deadline``).
 
-    A heavy body (``request_weight``) is not parsed here: it comes back as a ``HeavyTask`` for a worker process,
-    which parses and answers it away from the event loop.
+    A request too heavy to finish in time is refused at once (``check_weight``). A heavy one is not parsed here:
+    it comes back as a ``HeavyTask`` for a worker process, which parses and answers it away from the event loop.
     """
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
-    request.state.deadline = runner.deadline()
-    limits = (settings.max_json_depth, settings.max_sql_chars, settings.max_request_weight, runner.limit_s)
-    if pool is not None and routing_weight(raw, settings.heavy_body_bytes) >= settings.heavy_request_weight:
-        ids = (None, None)  # the route fills them in
-        return HeavyTask(raw, *limits, ids, request.state.deadline)
-    return await runner.run(parse_within_limits, raw, *limits, deadline=request.state.deadline)
+    request.state.deadline = deadline = runner.deadline()
+    large = len(raw) >= settings.heavy_body_bytes
+    # a small body is weighed in well under a millisecond; a large one on a thread, a slice at a time
+    weight = await runner.run(request_weight, raw, deadline=deadline) if large else request_weight(raw)
+    check_weight(weight, settings.max_request_weight, runner.limit_s)
+    limits = (settings.max_json_depth, settings.max_sql_chars)
+    if pool is not None and (large or weight >= settings.heavy_request_weight):
+        return HeavyTask(raw, *limits, runner.limit_s, (None, None), deadline)  # the route sets the ids
+    return await runner.run(parse_within_limits, raw, *limits, deadline=deadline)
 
 
-def parse_within_limits(
-    raw: bytes, max_json_depth: int, max_sql_chars: int, max_weight: int, limit_s: float
-) -> OptimizeInput:
-    """The body parsed, after the checks that need no parsing (weight, depth), then the SQL length."""
-    check_weight(raw, max_weight, limit_s)
+def parse_within_limits(raw: bytes, max_json_depth: int, max_sql_chars: int) -> OptimizeInput:
+    """The body parsed (its depth checked first, on the raw bytes), then the SQL's length."""
     body = parse_optimize_request(raw, max_json_depth)
     check_sql_length(body, max_sql_chars)
     return body

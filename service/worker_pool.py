@@ -50,7 +50,6 @@ class HeavyTask:
     raw: bytes
     max_json_depth: int
     max_sql_chars: int
-    max_weight: int
     limit_s: float
     ids: tuple[str | None, str | None]
     deadline: float  # time.monotonic(), which is the same clock in every process of the machine
@@ -130,7 +129,7 @@ def _serve_one(optimizer: OptimizeService, task: HeavyTask) -> tuple[str, Any]:
 
     try:
         with deadline_scope(None, at=task.deadline):
-            body = parse_within_limits(task.raw, task.max_json_depth, task.max_sql_chars, task.max_weight, task.limit_s)
+            body = parse_within_limits(task.raw, task.max_json_depth, task.max_sql_chars)
             answer, payload = _answer(optimizer, body, task.ids)
     except ServiceError as exc:
         return "error", exc.to_wire()

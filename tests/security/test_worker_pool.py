@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 
-from api.deps import parse_within_limits
 from api.models import parse_optimize_request
 from api.routes import _answer
 from costmodel.deadline import DeadlineExceeded
 from costmodel.errors import ServiceError
 from service.history.record import build_record, request_dict
 from service.optimize import OptimizeService, allow_deep_plans
-from service.request_weight import routing_weight
+from service.request_weight import CHUNK_BYTES, check_weight, request_weight
 from service.settings import Settings
 from service.worker_pool import HeavyTask, WorkerPool, record_view, request_view
 from tests.security import heavy_work, hostile
@@ -42,7 +41,7 @@ def tpch_bodies() -> Iterator[tuple[str, bytes]]:
 
 def test_typical_requests_stay_on_threads_and_the_hostile_ones_go_to_workers() -> None:
     settings = Settings(_env_file=None)
-    light = {name: routing_weight(body, settings.heavy_body_bytes) for name, body in tpch_bodies()}
+    light = {name: request_weight(body) for name, body in tpch_bodies()}
     assert len(light) >= 44 and max(light.values()) < settings.heavy_request_weight / 2, light
     heavy = {
         "2000 OR terms": hostile.or_terms(2000),
@@ -53,7 +52,7 @@ def test_typical_requests_stay_on_threads_and_the_hostile_ones_go_to_workers() -
         "10000 levels deep": hostile.deep(10_000),
     }
     for name, body in heavy.items():
-        assert routing_weight(body, settings.heavy_body_bytes) >= settings.heavy_request_weight, name
+        assert request_weight(body) >= settings.heavy_request_weight, name
 
 
 def settings_for(tmp_path: Path) -> Settings:
@@ -61,7 +60,7 @@ def settings_for(tmp_path: Path) -> Settings:
 
 
 def run(pool: WorkerPool, raw: bytes, seconds: float, ids: tuple[str | None, str | None] = ("id-1", None)) -> Any:
-    task = HeavyTask(raw, 2500, 1_000_000, 50_000, seconds, ids, time.monotonic() + seconds)
+    task = HeavyTask(raw, 2500, 1_000_000, seconds, ids, time.monotonic() + seconds)
     return asyncio.run(pool.run(task))
 
 
@@ -103,7 +102,6 @@ def test_the_history_keeps_the_same_record_from_a_worker_s_views() -> None:
         (b'{"plan": ', "malformed_json"),
         (hostile.or_terms(1200).replace(b"a = 7 ", b"zz = 7 "), None),
         (hostile.literal("1e999"), "invalid_number"),
-        (hostile.or_terms(60_000), "too_complex"),
     ],
 )
 def test_refusals_come_back_as_the_same_service_errors(pool: WorkerPool, body: bytes, code: str | None) -> None:
@@ -156,7 +154,7 @@ def test_requests_beyond_the_workers_wait_within_their_own_deadline(tmp_path: Pa
     run(workers, b"pid", 60)  # started and ready
 
     async def both() -> list[BaseException | None]:
-        tasks = [HeavyTask(b"spin", 2500, 10, 10, 1.5, (None, None), time.monotonic() + 1.5) for _ in range(2)]
+        tasks = [HeavyTask(b"spin", 2500, 10, 1.5, (None, None), time.monotonic() + 1.5) for _ in range(2)]
         outcomes = await asyncio.gather(*(workers.run(task) for task in tasks), return_exceptions=True)
         return [o if isinstance(o, BaseException) else None for o in outcomes]
 
@@ -192,14 +190,22 @@ def test_closing_the_pool_stops_its_workers(tmp_path: Path) -> None:
     assert not alive(pid)
 
 
-@pytest.mark.parametrize(("max_weight", "refused"), [(50_000, True), (100_000, False)])
-def test_the_weight_limit_applies_on_threads_too(max_weight: int, refused: bool) -> None:
+def test_what_weighs_more_than_the_limit_is_too_complex_naming_the_setting() -> None:
     body = hostile.or_terms(60_000)
-    if refused:
-        with pytest.raises(ServiceError) as error:
-            parse_within_limits(body, 2500, 10_000_000, max_weight, 10.0)
-        assert (
-            error.value.code == "too_complex" and error.value.detail["weight"] == 59_999 + 1 + 5
-        )  # OR, SELECT, JSON objects
-    else:
-        assert parse_within_limits(body, 2500, 10_000_000, max_weight, 10.0).sql is not None
+    weight = request_weight(body)
+    exact = 59_999 + 1 + 5  # OR, SELECT, JSON objects; slice boundaries may cut a few
+    assert exact - len(body) // CHUNK_BYTES <= weight <= exact
+    check_weight(weight, weight, 10.0)
+    with pytest.raises(ServiceError) as refused:
+        check_weight(weight, weight - 1, 10.0)
+    assert refused.value.code == "too_complex" and refused.value.detail == {"limit": weight - 1, "weight": weight}
+    assert "PUSHDOWN_MAX_REQUEST_WEIGHT" in refused.value.message
+
+
+@pytest.mark.parametrize("body", [hostile.union_branches(3000), hostile.sql_of_size(900_000)])
+def test_weighing_a_slice_at_a_time_misses_at_most_what_the_slice_boundaries_cut(body: bytes) -> None:
+    lowered = body.lower()
+    markers = (b" or ", b"\\nor ", b" and ", b"\\nand ", b"join ", b"union ", b"select ")
+    whole = body.count(b"{") + sum(lowered.count(m) for m in markers)
+    assert len(body) > 4 * CHUNK_BYTES
+    assert whole - len(body) // CHUNK_BYTES <= request_weight(body) <= whole
