@@ -16,6 +16,7 @@ from service.bounded import BoundedRunner
 from service.errors import InputError
 from service.history import HistoryRecorder
 from service.jobs import JobRunner
+from service.jsonguard import check_depth
 from service.optimize import OptimizeInput, OptimizeService
 from service.request_weight import check_weight, request_weight
 from service.settings import Settings
@@ -150,6 +151,8 @@ async def optimize_input(
     check_weight(weight, settings.max_request_weight, runner.limit_s)
     limits = (settings.max_json_depth, settings.max_sql_chars)
     if pool is not None and (large or weight >= settings.heavy_request_weight):
+        if not large:  # a few milliseconds for a body this size; refused here, it needs no worker process
+            await runner.run(check_depth, raw, settings.max_json_depth, deadline=deadline)
         return HeavyTask(raw, *limits, runner.limit_s, (None, None), deadline)  # the route sets the ids
     return await runner.run(parse_within_limits, raw, *limits, deadline=deadline)
 

@@ -33,6 +33,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from service.request_weight import request_weight  # noqa: E402
 from tests.security import hostile  # noqa: E402  (the same bodies the tests send)
 from tests.security.conftest import HealthProbe  # noqa: E402
 from tests.serving import free_port, wait_for_health  # noqa: E402
@@ -155,6 +156,23 @@ async def small_throughput(url: str, seconds: float, clients: int = 8) -> dict[s
     return {"requests_per_s": round(done / took, 1), "requests": done, "errors": errors}
 
 
+def weighing_cost_us() -> dict[str, float]:
+    """What routing adds to every request, in-process: weighing a TPC-H body (median and max of 44, in µs)."""
+    catalog = json.loads((TPCH / "catalog.json").read_text())
+    bodies = [
+        json.dumps({"plan": json.loads(p.read_text()), "catalog": catalog}).encode() for p in TPCH.glob("plans/*")
+    ]
+    bodies += [json.dumps({"sql": p.read_text(), "catalog": catalog}).encode() for p in TPCH.glob("queries/*.sql")]
+    costs = []
+    for body in bodies:
+        started = time.perf_counter()
+        for _ in range(100):
+            request_weight(body)
+        costs.append((time.perf_counter() - started) / 100 * 1e6)
+    costs.sort()
+    return {"median": round(costs[len(costs) // 2], 1), "max": round(costs[-1], 1), "bodies": len(costs)}
+
+
 @contextmanager
 def serving(limit: float, **settings: str) -> Iterator[str]:
     """``pushdown serve`` (one process, token set, time limit ``limit``) until the block ends."""
@@ -231,6 +249,8 @@ def main() -> None:
                 figures = asyncio.run(small_throughput(url, seconds))
             throughput[label].append(figures)
             print(f"small requests, {label}: {figures}", flush=True)
+    weighing = weighing_cost_us()
+    print(f"weighing a TPC-H body (added to every request): {weighing} µs", flush=True)
     out = {
         "machine": {
             "python": platform.python_version(),
@@ -243,6 +263,7 @@ def main() -> None:
         "all_heavy_at_once": together,
         "load": load,
         "small_requests": throughput,
+        "weighing_tpch_body_us": weighing,
     }
     target = ROOT / "bench" / "results" / "hostile_inputs.json"
     target.write_text(json.dumps(out, indent=2) + "\n")

@@ -24,13 +24,19 @@ def request_weight(raw: bytes) -> int:
     >>> request_weight(b'{"sql": "SELECT a FROM t WHERE a = 1 OR a = 2"}')
     3
     """
+    sql = b'"sql"' in raw  # without a query, only the JSON objects count (a plan: half the time of the full count)
+    if len(raw) <= CHUNK_BYTES:
+        return _weigh(raw, sql)
     view = memoryview(raw)
-    weight = 0
-    for start in range(0, len(raw), CHUNK_BYTES):
-        chunk = view[start : start + CHUNK_BYTES].tobytes()
-        lowered = chunk.lower()
-        weight += chunk.count(b"{") + sum(lowered.count(marker) for marker in _SQL_MARKERS)
-    return weight
+    return sum(_weigh(view[at : at + CHUNK_BYTES].tobytes(), sql) for at in range(0, len(raw), CHUNK_BYTES))
+
+
+def _weigh(chunk: bytes, sql: bool) -> int:
+    objects = chunk.count(b"{")
+    if not sql:
+        return objects
+    lowered = chunk.lower()
+    return objects + sum(lowered.count(marker) for marker in _SQL_MARKERS)
 
 
 def check_weight(weight: int, max_weight: int, limit_s: float) -> None:
