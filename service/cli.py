@@ -99,7 +99,7 @@ def serve(
         os.environ["PUSHDOWN_HOST"] = settings.host
         if allow_no_token:
             os.environ["PUSHDOWN_ALLOW_NO_TOKEN"] = "true"
-        uvicorn.run("api.app:create_app", factory=True, workers=count, **common)
+        uvicorn.run("service.cli:served_app", factory=True, workers=count, **common)
         return
     from api.app import create_app
 
@@ -142,6 +142,16 @@ _Catalog = Annotated[
 ]
 _Dialect = Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")]
 _Mode = Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")]
+
+
+def served_app() -> Any:
+    """The app of one of several ``pushdown serve`` workers: built from the environment, then tuned as a single
+    process is (uvicorn calls this in each worker process)."""
+    from api.app import create_app
+
+    application = create_app()
+    _tune_for_serving()
+    return application
 
 
 def _tune_for_serving() -> None:
