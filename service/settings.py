@@ -89,6 +89,13 @@ class Settings(BaseSettings):
     heavy_body_bytes: int = Field(
         default=256 * 1024, gt=0, description="A body this large is heavy, whatever it holds."
     )
+    heavy_worker_niceness: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="CPU priority the heavy-request workers lower themselves by (nice): when the cores are busy, "
+        "the server process (/healthz, small requests) gets them first. 0 on a machine shared with busier work.",
+    )
     prestart_heavy_workers: bool = Field(
         default=False, description="Start the heavy-request workers with the service (`pushdown serve` does)."
     )

@@ -36,9 +36,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Worker processes run at a lower CPU priority: when the cores are busy, the server process (its event loop,
-#: /healthz, small requests) gets the CPU first, and heavy work takes what is left.
-WORKER_NICENESS = 10
 #: After the deadline, how long a worker gets to notice it itself (and stay alive) before it is killed.
 KILL_GRACE_S = 0.25
 
@@ -154,8 +151,8 @@ def _worker_main(conn: Connection, settings: Settings, serve: Serve, parent: int
     """A worker process: answer tasks from ``conn`` with ``serve`` until the server closes it (or dies)."""
     _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group; the server decides
-    with contextlib.suppress(OSError):
-        os.nice(WORKER_NICENESS)
+    with contextlib.suppress(OSError):  # lower priority: the server process gets the CPU first
+        os.nice(settings.heavy_worker_niceness)
     optimizer = _build_optimizer(settings)
     _tune_garbage_collection()
     conn.send(("ready", None))

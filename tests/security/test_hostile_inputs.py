@@ -175,6 +175,25 @@ def test_work_stopped_at_the_limit_stops_using_the_cpu(
         assert busy < 0.5, f"the service and its workers kept {busy:.0%} of a core busy after answering 503"
 
 
+def test_a_heavy_request_answered_by_a_worker_is_recorded_like_any_other(service: ServiceProcess) -> None:
+    request = hostile.small_request()
+    unused = {f"t{i}": {"columns": [{"name": "a", "type": "int"}]} for i in range(600)}
+    request["catalog"]["tables"] = {**request["catalog"]["tables"], **unused}  # heavy by weight, quick to answer
+    response, _ = post(service, hostile.dumps(request))
+    assert response.status_code == 200, response.text
+    assert response.headers["Pushdown-History"] == "recorded"
+    answer = response.json()
+    assert answer["decisions"]
+    stored = httpx.get(
+        f"{service.url}/api/optimizations/{answer['request_id']}", headers=auth_headers(), timeout=30
+    ).json()
+    assert stored["response"] == answer
+    # the columns the history derives from the worker's views of request and answer
+    for action in ("pushed", "kept", "blocked"):
+        assert stored[action] == sum(d["action"] == action for d in answer["decisions"]), action
+    assert stored["input_form"] == "plan" and stored["cost_after"] == answer["cost"]["after"]["total"]
+
+
 def test_the_service_still_answers_normally_afterwards(service: ServiceProcess) -> None:
     response, _ = post(service, hostile.dumps(hostile.small_request()))
     assert response.status_code == 200, response.text
