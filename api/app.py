@@ -29,6 +29,7 @@ from service.optimize import OptimizeService, allow_deep_plans
 from service.request_cache import request_cache
 from service.settings import Settings
 from service.statistics import StatisticsStore
+from service.worker_pool import WorkerPool
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.jobs = JobRunner(_job_states(settings))
     app.state.runner = BoundedRunner(settings.request_time_limit_s, settings.max_concurrent_work)
+    app.state.heavy_pool = WorkerPool(settings, settings.heavy_workers) if settings.heavy_workers else None
     install_error_handling(app)
     install_hygiene(app, settings)
     app.include_router(routes.open_router)
@@ -78,17 +80,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def _stop_background_work_at_shutdown(app: FastAPI) -> None:
-    """At shutdown: cancel queued analyze jobs and stop the analyze Spark session (a running job then fails)."""
+    """At startup: the heavy-request workers if asked. At shutdown: stop them, cancel queued analyze jobs and stop
+    the analyze Spark session (a running job then fails)."""
     previous: Callable[[Any], AbstractAsyncContextManager[Any]] = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(app_: Any) -> AsyncIterator[Any]:
+        if app.state.heavy_pool is not None and app.state.settings.prestart_heavy_workers:
+            app.state.heavy_pool.warm()
         async with previous(app_) as state:
             # Started: what exists now (modules, the app) lives as long as the process. Frozen, the collector
             # stops scanning it on every full collection, a pause that grew with the heap (issue 19's p99).
             gc.collect()
             gc.freeze()
             yield state
+        if app.state.heavy_pool is not None:
+            app.state.heavy_pool.close()
         app.state.jobs.shutdown(wait=False)
         if getattr(app.state.optimizer, "cache", None) is not None:
             app.state.optimizer.cache.close()

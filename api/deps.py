@@ -20,8 +20,11 @@ from service.bounded import BoundedRunner
 from service.errors import InputError
 from service.history import HistoryRecorder
 from service.jobs import JobRunner
+from service.jsonguard import check_depth
 from service.optimize import OptimizeInput, OptimizeService
+from service.request_weight import check_weight, request_weight
 from service.settings import Settings
+from service.worker_pool import HeavyTask, WorkerPool
 
 _bearer = HTTPBearer(auto_error=False, description="Required when PUSHDOWN_API_TOKEN is set.")
 #: The dashboard's session cookie (HttpOnly, SameSite=Strict), set by POST /dashboard/login.
@@ -114,21 +117,57 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-async def optimize_input(request: Request, settings: SettingsDep, runner: RunnerDep) -> OptimizeInput:
-    """The request body, size-checked, depth-checked, parsed and validated; parsing runs off the event loop,
-    within the request's time limit, which starts once the body is in (``request.state.deadline``)."""
+def get_heavy_pool(request: Request) -> WorkerPool | None:
+    """The worker processes for heavy requests; None when they are off (``PUSHDOWN_HEAVY_WORKERS=0``)."""
+    pool: WorkerPool | None = request.app.state.heavy_pool
+    return pool
+
+
+HeavyPoolDep = Annotated[WorkerPool | None, Depends(get_heavy_pool)]
+
+
+def check_sql_length(body: OptimizeInput, max_sql_chars: int) -> None:
+    """422 ``sql_too_long`` for a query over the limit: parsing is the slowest part per byte."""
+    if body.sql is not None and len(body.sql) > max_sql_chars:
+        raise InputError(
+            "sql_too_long",
+            f"the query is {len(body.sql)} characters, the limit is {max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
+            "$.sql",
+            {"limit": max_sql_chars},
+        )
+
+
+async def optimize_input(
+    request: Request, settings: SettingsDep, runner: RunnerDep, pool: HeavyPoolDep
+) -> OptimizeInput | HeavyTask:
+    """The request body, size-checked, weighed, depth-checked, parsed and validated; parsing runs off the event
+    loop, within the request's time limit, which starts once the body is in (``request.state.deadline``).
+
+    A request too heavy to finish in time is refused at once (``check_weight``). A heavy one is not parsed here:
+    it comes back as a ``HeavyTask`` for a worker process, which parses and answers it away from the event loop.
+    """
     raw = await read_body(request, settings.max_body_bytes)
     request.state.raw_body = raw  # the request as sent, for the optimization history
-    request.state.deadline = runner.deadline()
+    request.state.deadline = deadline = runner.deadline()
+    large = len(raw) >= settings.heavy_body_bytes
+    # a small body is weighed in well under a millisecond; a large one on a thread, a slice at a time
+    weight = await runner.run(request_weight, raw, deadline=deadline) if large else request_weight(raw)
+    check_weight(weight, settings.max_request_weight, runner.limit_s)
+    limits = (settings.max_json_depth, settings.max_sql_chars)
+    if pool is not None and (large or weight >= settings.heavy_request_weight):
+        if not large:  # a few milliseconds for a body this size; refused here, it needs no worker process
+            await runner.run(check_depth, raw, settings.max_json_depth, deadline=deadline)
+        return HeavyTask(raw, *limits, runner.limit_s, (None, None), deadline)  # the route sets the ids
     # ordinary JSON of ordinary size parses in well under a millisecond: on the event loop, no worker thread
     body = parse_ordinary_request(raw, settings.max_json_depth) if len(raw) <= INLINE_PARSE_BYTES else None
     if body is None:
-        body = await runner.run(parse_optimize_request, raw, settings.max_json_depth, deadline=request.state.deadline)
-    if body.sql is not None and len(body.sql) > settings.max_sql_chars:
-        raise InputError(
-            "sql_too_long",
-            f"the query is {len(body.sql)} characters, the limit is {settings.max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
-            "$.sql",
-            {"limit": settings.max_sql_chars},
-        )
+        return await runner.run(parse_within_limits, raw, *limits, deadline=deadline)
+    check_sql_length(body, settings.max_sql_chars)
+    return body
+
+
+def parse_within_limits(raw: bytes, max_json_depth: int, max_sql_chars: int) -> OptimizeInput:
+    """The body parsed (its depth checked first, on the raw bytes), then the SQL's length."""
+    body = parse_optimize_request(raw, max_json_depth)
+    check_sql_length(body, max_sql_chars)
     return body

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
-from api.deps import HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
+from api.deps import HeavyPoolDep, HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
 from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
@@ -20,6 +21,7 @@ from service.answer import NonFiniteNumber
 from service.history import HISTORY_HEADER
 from service.jsonguard import number_overflow
 from service.optimize import Answered, OptimizeInput, OptimizeService
+from service.worker_pool import HeavyTask
 
 #: The response header that says whether the answer came from the request cache: hit, miss, bypass or off.
 CACHE_HEADER = "Pushdown-Cache"
@@ -62,24 +64,34 @@ async def healthz() -> dict[str, str]:
 )
 async def optimize(
     request: Request,
-    body: Annotated[OptimizeInput, Depends(optimize_input)],
+    body: Annotated[OptimizeInput | HeavyTask, Depends(optimize_input)],
     optimizer: OptimizerDep,
     history: HistoryDep,
     runner: RunnerDep,
+    pool: HeavyPoolDep,
 ) -> Response:
     started = time.perf_counter()
     # CPU-bound, so off the event loop (/healthz keeps answering) and within the request's time limit.
     ids = _answer_ids(request)
-    # the request's context (its id, for log lines) goes along into the worker thread
-    context = contextvars.copy_context()
-    use_cache = not _no_cache(request.headers.get("cache-control"))
-    # a hit costs a lookup (about 0.1 ms): answered on the event loop, without a worker thread
-    hit = optimizer.cached(body, *ids) if use_cache else None
-    answered: Answered = (
-        hit
-        if hit is not None
-        else await runner.run(context.run, _answer, optimizer, body, ids, use_cache, deadline=request.state.deadline)
-    )
+    recorded: OptimizeInput | dict[str, Any]  # the request as the history keeps it
+    if isinstance(body, HeavyTask):  # a heavy body: parsed and answered in a worker process
+        assert pool is not None  # noqa: S101 - optimize_input makes a HeavyTask only with a pool
+        heavy = await pool.run(replace(body, ids=ids))
+        answered, recorded = heavy.answered, heavy.request
+    else:
+        # the request's context (its id, for log lines) goes along into the worker thread
+        context = contextvars.copy_context()
+        use_cache = not _no_cache(request.headers.get("cache-control"))
+        # a hit costs a lookup (about 0.1 ms): answered on the event loop, without a worker thread
+        hit = optimizer.cached(body, *ids) if use_cache else None
+        answered = (
+            hit
+            if hit is not None
+            else await runner.run(
+                context.run, _answer, optimizer, body, ids, use_cache, deadline=request.state.deadline
+            )
+        )
+        recorded = body
     observe_decisions(answered.answer.get("decisions", ()))
     response = Response(answered.payload, media_type="application/json")
     response.headers[CACHE_HEADER] = answered.cache
@@ -87,7 +99,7 @@ async def optimize(
     # The history keeps the full answer whatever detail the caller asked for (the drill-down renders it).
     elapsed_ms = (time.perf_counter() - started) * 1000
     raw = getattr(request.state, "raw_body", None)
-    outcome = await history.record(body, answered.answer, answered.record, elapsed_ms, raw)
+    outcome = await history.record(recorded, answered.answer, answered.record, elapsed_ms, raw)
     response.headers[HISTORY_HEADER] = outcome
     return response
 

@@ -60,11 +60,15 @@ def serve(
     With several workers each is a process of its own: they share the database (history, statistics),
     and /metrics adds up all of them.
     """
+    import os
+
     import uvicorn
 
     from api.guard import is_loopback
     from service.logs import log_config
 
+    # a served process gets its heavy-request workers ready at startup, unless the environment says otherwise
+    os.environ.setdefault("PUSHDOWN_PRESTART_HEAVY_WORKERS", "true")
     settings = Settings()
     settings = settings.model_copy(update={"host": host or settings.host})  # the Host check knows the bind
     if (
@@ -91,14 +95,12 @@ def serve(
         "timeout_graceful_shutdown": settings.shutdown_grace_s,
     }
     if count > 1:
-        import os
-
         _share_metrics_between_processes()
         # each worker builds its own app from the environment: pass on what the command line changed
         os.environ["PUSHDOWN_HOST"] = settings.host
         if allow_no_token:
             os.environ["PUSHDOWN_ALLOW_NO_TOKEN"] = "true"
-        uvicorn.run("api.app:create_app", factory=True, workers=count, **common)
+        uvicorn.run("service.cli:served_app", factory=True, workers=count, **common)
         return
     from api.app import create_app
 
@@ -141,6 +143,16 @@ _Catalog = Annotated[
 ]
 _Dialect = Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")]
 _Mode = Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")]
+
+
+def served_app() -> Any:
+    """The app of one of several ``pushdown serve`` workers: built from the environment, then tuned as a single
+    process is (uvicorn calls this in each worker process)."""
+    from api.app import create_app
+
+    application = create_app()
+    _tune_for_serving()
+    return application
 
 
 def _tune_for_serving() -> None:

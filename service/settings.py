@@ -67,6 +67,38 @@ class Settings(BaseSettings):
     max_concurrent_work: int = Field(
         default=8, ge=1, le=256, description="Requests computing at once; the rest wait (within their time limit)."
     )
+    heavy_workers: int = Field(
+        default=2,
+        ge=0,
+        le=64,
+        description="Worker processes for heavy requests (started when first needed), so they never slow the "
+        "server or /healthz and the time limit kills them; 0: heavy requests run on threads like the rest.",
+    )
+    heavy_request_weight: int = Field(
+        default=1000,
+        ge=1,
+        description="A request is heavy from this weight on: JSON objects plus SQL operators counted in its body "
+        "(TPC-H queries weigh 150 to 300), or its size in bytes from PUSHDOWN_HEAVY_BODY_BYTES on.",
+    )
+    max_request_weight: int = Field(
+        default=50_000,
+        ge=1,
+        description="Heaviest request accepted (422 too_complex above), by the weight PUSHDOWN_HEAVY_REQUEST_WEIGHT "
+        "uses: what could never finish within the time limit is refused at once instead of answering 503 later.",
+    )
+    heavy_body_bytes: int = Field(
+        default=256 * 1024, gt=0, description="A body this large is heavy, whatever it holds."
+    )
+    heavy_worker_niceness: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="CPU priority the heavy-request workers lower themselves by (nice): when the cores are busy, "
+        "the server process (/healthz, small requests) gets them first. 0 on a machine shared with busier work.",
+    )
+    prestart_heavy_workers: bool = Field(
+        default=False, description="Start the heavy-request workers with the service (`pushdown serve` does)."
+    )
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1, le=64, description="Processes `pushdown serve` runs (sharing one database).")
     log_format: Literal["json", "text"] = Field(default="json", description="`pushdown serve`'s log lines.")

@@ -1,5 +1,5 @@
 """The overview totals savings against rule-based pushdown (issue 13.5): each record keeps its baseline cost
-(migration 6), records from before it show as such, and the dashboard's headline card is the baseline figure,
+(migration 7), records from before it show as such, and the dashboard's headline card is the baseline figure,
 the written one labelled beside it (SQLite and PostgreSQL; real Chromium)."""
 
 from __future__ import annotations

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,9 +38,26 @@ class ServiceProcess:
         return self.log.read_text(errors="replace")
 
     def cpu_seconds(self) -> float:
-        """User + system CPU time the process has used so far (from /proc)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User + system CPU time the process and its live worker processes have used so far (from /proc)."""
+        total = 0
+        for pid in [self.process.pid, *self.worker_pids()]:
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def worker_pids(self) -> list[int]:
+        """The service's child processes (its heavy-request workers), from /proc."""
+        return children_of(self.process.pid)
+
+
+def children_of(pid: int) -> list[int]:
+    """The live child processes of ``pid`` (any thread's), from /proc."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            found += [int(child) for child in children.read_text().split()]
+    return found
 
 
 def service_env(tmp_path: Path, **settings: str) -> dict[str, str]:
@@ -47,13 +66,17 @@ def service_env(tmp_path: Path, **settings: str) -> dict[str, str]:
     env.update(
         PYTHONPATH=str(ROOT), PUSHDOWN_DATA_DIR=str(tmp_path / "data"), PUSHDOWN_REQUEST_TIME_LIMIT_S=str(LIMIT_S)
     )
+    # Workers at normal priority: on a machine busy with other work a low-priority one gets next to no CPU,
+    # and these tests time the answers. The lower priority is the bench's (defaults) to measure.
+    env["PUSHDOWN_HEAVY_WORKER_NICENESS"] = "0"
     env.update({f"PUSHDOWN_{key.upper()}": value for key, value in settings.items()})
     return env
 
 
 @contextmanager
-def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[ServiceProcess]:
-    """``python -m service.cli serve`` on a free loopback port until the block ends (then SIGTERM)."""
+def running_service(tmp_path: Path, *args: str, warm: bool = True, **settings: str) -> Iterator[ServiceProcess]:
+    """``python -m service.cli serve`` on a free loopback port until the block ends (then SIGTERM); ``warm``:
+    once its heavy-request workers answer."""
     port = free_port()
     log = tmp_path / f"service-{port}.log"
     env = service_env(tmp_path, **settings)
@@ -68,6 +91,8 @@ def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[Ser
     service = ServiceProcess(f"http://127.0.0.1:{port}", process, log, env)
     try:
         wait_for_health(service.url, process, 60, output=service.log_text)
+        if warm:
+            wait_for_workers(service)
         yield service
     finally:
         if process.poll() is None:
@@ -77,6 +102,39 @@ def running_service(tmp_path: Path, *args: str, **settings: str) -> Iterator[Ser
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def wait_for_workers(service: ServiceProcess, timeout_s: float = 120.0) -> None:
+    """Until both heavy-request workers answer (a heavy body they refuse at once): on a busy machine their
+    start, importing the engine, can take longer than a test's time limit."""
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {service.env.get('PUSHDOWN_API_TOKEN')}"}
+    # heavy by weight, so a worker parses it, and refused at once as an invalid plan
+    invalid = b'{"plan": [' + b",".join([b"{}"] * 1200) + b"]}"
+
+    def refused(client: httpx.Client) -> bool:
+        try:
+            return client.post("/optimize", content=invalid, headers=headers).status_code == 422
+        except httpx.HTTPError:
+            return False
+
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(base_url=service.url, timeout=60) as one, httpx.Client(base_url=service.url, timeout=60) as two:
+        while time.monotonic() < deadline:
+            with ThreadPoolExecutor(2) as both:
+                if all(both.map(refused, (one, two))):
+                    return
+    raise AssertionError(f"the heavy-request workers did not start within {timeout_s} s")
+
+
+def wait_until_idle(service: ServiceProcess, timeout_s: float = 120.0) -> None:
+    """Until the service and its workers use less than a fifth of a core (the workers have imported the engine)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = service.cpu_seconds()
+        time.sleep(1.0)
+        if service.cpu_seconds() - before < 0.2:
+            return
+    raise AssertionError(f"the service was still busy after {timeout_s} s")
 
 
 @pytest.fixture(scope="module")

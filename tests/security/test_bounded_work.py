@@ -223,3 +223,18 @@ def test_the_engine_checks_the_deadline_in_its_loops() -> None:
     assert optimize_wire(request["plan"], request["catalog"], None)["plan"]  # no scope: no limit
     with deadline_scope(-1), pytest.raises(DeadlineExceeded):
         optimize_wire(request["plan"], request["catalog"], None)
+
+
+def test_sigkill_of_the_service_takes_its_worker_processes_along(tmp_path: Path) -> None:
+    with running_service(tmp_path) as service:
+        deadline = time.monotonic() + 30
+        while len(service.worker_pids()) < 2 and time.monotonic() < deadline:  # started with the service
+            time.sleep(0.1)
+        workers = service.worker_pids()  # and multiprocessing's resource tracker, which must go too
+        assert len(workers) >= 2, workers
+        service.process.kill()
+        service.process.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "a worker outlived its service"

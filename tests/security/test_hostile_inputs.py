@@ -5,17 +5,29 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.security import hostile
-from tests.security.conftest import LIMIT_S, HealthProbe, ServiceProcess, auth_headers
+from tests.security.conftest import (
+    LIMIT_S,
+    TOKEN,
+    HealthProbe,
+    ServiceProcess,
+    auth_headers,
+    running_service,
+    wait_until_idle,
+)
 
 #: What the time limit may be exceeded by before the answer is in: scheduling on a busy 2-core machine.
 MARGIN_S = 4.0
+#: Loose bound on any single /healthz answer while heavy requests run (the bench holds the 100 ms target).
+HEALTHZ_MAX_S = 1.0
 
 
 def post(service: ServiceProcess, body: bytes) -> tuple[httpx.Response, float]:
@@ -77,8 +89,17 @@ def test_a_body_over_the_limit_is_413(service: ServiceProcess) -> None:
 
 def test_five_mib_of_sql_is_refused_at_once(service: ServiceProcess) -> None:
     response, elapsed = post(service, hostile.sql_of_size(5 * 1024 * 1024))
-    assert_refused_at(response, 422, "sql_too_long", "$.sql")
+    assert_refused_at(response, 422, None, "$")
+    assert response.json()["error"] in ("too_complex", "sql_too_long")  # by its weight, checked first
     assert elapsed < LIMIT_S + MARGIN_S
+
+
+def test_what_could_never_finish_is_refused_at_once_naming_the_setting(service: ServiceProcess) -> None:
+    response, elapsed = post(service, hostile.sql_of_size(900_000))  # 70,000 OR terms
+    assert_refused_at(response, 422, "too_complex", "$")
+    assert "PUSHDOWN_MAX_REQUEST_WEIGHT" in response.json()["message"]
+    assert response.json()["detail"]["limit"] == 50_000
+    assert elapsed < LIMIT_S, f"{elapsed:.1f} s: refused only after computing"
 
 
 HEAVY_CASES: dict[str, Callable[[], bytes]] = {
@@ -101,20 +122,76 @@ def test_heavy_requests_end_within_the_limit_and_healthz_answers_meanwhile(servi
         assert response.json()["error"] == "time_limit" and response.json()["detail"] == {"limit_s": LIMIT_S}
     assert not probe.failures, probe.failures
     assert probe.latencies, "healthz was never answered"
-    # the figure: /healthz under 100 ms while one runs (the median: the machine is shared)
+    # The figure is under 100 ms (bench/hostile_inputs.py holds it); here loose bounds that a shared,
+    # busy machine still meets: the median, and every single answer within a second.
     assert probe.median() < 0.1, f"{name}: healthz {probe.summary()}"
+    assert max(probe.latencies) < HEALTHZ_MAX_S, f"{name}: healthz {probe.summary()}"
 
 
-def test_work_stopped_at_the_limit_stops_using_the_cpu(service: ServiceProcess) -> None:
-    response, _ = post(service, hostile.union_branches(3000))
-    if response.status_code != 503:
-        pytest.skip("the request finished within the limit on this machine: nothing was stopped")
-    time.sleep(0.5)  # the grace the runner gives loops to notice the deadline themselves
-    before, started = service.cpu_seconds(), time.monotonic()
-    time.sleep(2.0)
-    busy = (service.cpu_seconds() - before) / (time.monotonic() - started)
-    assert busy < 0.5, f"the service kept {busy:.0%} of a core busy after answering 503"
-    assert "request work stopped at its time limit" in service.log_text()
+def test_all_heavy_requests_at_once_end_within_the_limit_and_healthz_answers_meanwhile(
+    service: ServiceProcess,
+) -> None:
+    bodies = [make() for make in HEAVY_CASES.values()]
+    outcomes: list[tuple[int, float]] = []
+
+    def send(body: bytes) -> None:
+        response, elapsed = post(service, body)
+        outcomes.append((response.status_code, elapsed))
+
+    with HealthProbe(service.url) as probe:
+        senders = [threading.Thread(target=send, args=(body,)) for body in bodies]
+        for sender in senders:
+            sender.start()
+        for sender in senders:
+            sender.join(timeout=LIMIT_S + 60)
+    assert len(outcomes) == len(bodies)
+    for status, elapsed in outcomes:
+        assert status in (200, 422, 503) and elapsed < LIMIT_S + MARGIN_S, outcomes
+    assert not probe.failures, probe.failures
+    assert probe.median() < 0.1 and max(probe.latencies) < HEALTHZ_MAX_S, f"healthz {probe.summary()}"
+
+
+@pytest.mark.parametrize(
+    ("body", "settle_s"),
+    [
+        # minutes of work if not stopped; a killed worker's replacement imports the engine meanwhile
+        (lambda: hostile.union_branches(3000), 45.0),
+        (lambda: hostile.joins(300), 5.0),  # light (weight ~900), so on a thread; tens of seconds if not stopped
+    ],
+    ids=["heavy, in a worker process", "light, on a thread"],
+)
+def test_work_stopped_at_the_limit_stops_using_the_cpu(
+    tmp_path: Path, body: Callable[[], bytes], settle_s: float
+) -> None:
+    with running_service(tmp_path, warm=False, api_token=TOKEN, request_time_limit_s="0.3") as service:
+        wait_until_idle(service)  # the workers, started with the service, have imported the engine
+        response, _ = post(service, body())
+        if response.status_code != 503:
+            pytest.skip("the request finished within the limit on this machine: nothing was stopped")
+        wait_until_idle(service, timeout_s=settle_s)  # raises if the work goes on
+        before, started = service.cpu_seconds(), time.monotonic()
+        time.sleep(2.0)
+        busy = (service.cpu_seconds() - before) / (time.monotonic() - started)
+        assert busy < 0.5, f"the service and its workers kept {busy:.0%} of a core busy after answering 503"
+
+
+def test_a_heavy_request_answered_by_a_worker_is_recorded_like_any_other(service: ServiceProcess) -> None:
+    request = hostile.small_request()
+    unused = {f"t{i}": {"columns": [{"name": "a", "type": "int"}]} for i in range(600)}
+    request["catalog"]["tables"] = {**request["catalog"]["tables"], **unused}  # heavy by weight, quick to answer
+    response, _ = post(service, hostile.dumps(request))
+    assert response.status_code == 200, response.text
+    assert response.headers["Pushdown-History"] == "recorded"
+    answer = response.json()
+    assert answer["decisions"]
+    stored = httpx.get(
+        f"{service.url}/api/optimizations/{answer['request_id']}", headers=auth_headers(), timeout=30
+    ).json()
+    assert stored["response"] == answer
+    # the columns the history derives from the worker's views of request and answer
+    for action in ("pushed", "kept", "blocked"):
+        assert stored[action] == sum(d["action"] == action for d in answer["decisions"]), action
+    assert stored["input_form"] == "plan" and stored["cost_after"] == answer["cost"]["after"]["total"]
 
 
 def test_the_service_still_answers_normally_afterwards(service: ServiceProcess) -> None:
