@@ -21,11 +21,14 @@ logger = logging.getLogger(__name__)
 #: Status per error code; every other ``ServiceError`` has its class's ``status`` (bad input: 422).
 STATUS_BY_CODE = {
     "malformed_json": 400,
+    "invalid_host": 400,
+    "token_in_url": 400,
     "unauthorized": 401,
     "outside_data_roots": 403,
     "not_found": 404,
     "method_not_allowed": 405,
     "body_too_large": 413,
+    "unsupported_media_type": 415,
     "sql_unavailable": 501,
     "time_limit": 503,
     "statistics_unavailable": 503,

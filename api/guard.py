@@ -20,6 +20,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api.errors import error_response
+from service.errors import InputError
 from service.settings import Settings
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -62,8 +64,9 @@ def allowed_host_names(settings: Settings) -> frozenset[str] | None:
     return frozenset(extra) or None
 
 
-def _refuse(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": code, "message": message, "path": "$"}, status_code=status)
+def _refuse(code: str, message: str) -> JSONResponse:
+    """A refusal before any route runs (no exception handler reaches this far out): the one mapping still."""
+    return error_response(InputError(code, message))
 
 
 class HygieneMiddleware:
@@ -88,15 +91,13 @@ class HygieneMiddleware:
         if self.allowed_hosts is not None:
             name = host_name(headers.get("host", ""))
             if name not in self.allowed_hosts:
-                return _refuse(400, "invalid_host", "this Host is not served here (see PUSHDOWN_ALLOWED_HOSTS)")
+                return _refuse("invalid_host", "this Host is not served here (see PUSHDOWN_ALLOWED_HOSTS)")
         if _TOKEN_IN_QUERY.search(scope.get("query_string", b"").decode("latin-1")):
-            return _refuse(
-                400, "token_in_url", "send the token in the Authorization header (or sign in), never in a URL"
-            )
+            return _refuse("token_in_url", "send the token in the Authorization header (or sign in), never in a URL")
         if scope["method"] in _BODY_METHODS:
             media_type = headers.get("content-type", "").split(";")[0].strip().lower()
             if media_type != "application/json":
-                return _refuse(415, "unsupported_media_type", "the body must be JSON (Content-Type: application/json)")
+                return _refuse("unsupported_media_type", "the body must be JSON (Content-Type: application/json)")
         return None
 
 

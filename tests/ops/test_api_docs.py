@@ -20,9 +20,9 @@ from service.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "api.md").read_text()
-#: Calls whose first string argument is an error code; ``_error(status, code, ...)`` and ``_refuse``: the second.
-ERROR_CALLS = frozenset({"InputError", "PlanError", "SqlError", "SubstraitError", "_error", "_refuse"})
-STATUS_FIRST = frozenset({"_error", "_refuse"})
+#: Calls whose first string argument is an error code (``_refuse``: the guard's refusals before any route).
+ERROR_CALLS = frozenset({"InputError", "PlanError", "SqlError", "SubstraitError", "_refuse"})
+STATUS_FIRST: frozenset[str] = frozenset()
 #: Codes made by the error handlers themselves rather than raised by name.
 HANDLER_CODES = frozenset({"internal", "http_error"})
 
