@@ -61,7 +61,7 @@ REFUSED: list[tuple[str, str]] = [
     ("SELECT * FROM (SELECT b, c FROM t) PIVOT (sum(c) FOR b IN ('x', 'y'))", "PIVOT"),
     ("SELECT * FROM t UNPIVOT (val FOR col IN (a, c))", "UNPIVOT"),
     ("WITH RECURSIVE r AS (SELECT 1 AS n FROM t) SELECT n FROM r", "RECURSIVE"),
-    ("SELECT a, x FROM t LATERAL VIEW explode(array(1, 2)) q AS x", "LATERAL VIEW"),
+    ("SELECT a, p, x FROM t LATERAL VIEW posexplode(array(1, 2)) q AS p, x", "LATERAL VIEW POSEXPLODE"),
     ("SELECT 1", "without FROM"),
     ("SELECT a FROM t WHERE c > ALL (SELECT c FROM u)", "ALL"),
     ("SELECT a FROM t WHERE sum(c) > 1", "aggregate"),
