@@ -17,6 +17,7 @@ import typer
 
 from costmodel.errors import ServiceError
 from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
+from service.cli_savings import savings
 from service.errors import InputError
 from service.settings import Settings
 
@@ -30,6 +31,9 @@ app = typer.Typer(
 
 #: Exit status for a request the service refuses (bad JSON, plan, catalog, options, SQL).
 EXIT_BAD_INPUT = 2
+
+
+app.command()(savings)  # the history's totals, against rule-based pushdown first (service/cli_savings.py)
 
 
 @app.callback()

@@ -5,15 +5,13 @@ from __future__ import annotations
 from service.database import MIGRATIONS, apply_migrations, backend_from_url, schema_version
 from service.feedback.store import FeedbackStore, Observation
 from service.history import HistoryStore, build_record
+from tests.history.test_store import write_as_version_1
 
 
 def test_an_older_history_gets_the_feedback_tables_and_keeps_its_records(store_url: str) -> None:
     apply_migrations(backend_from_url(store_url), MIGRATIONS, upto=4)
-    older = HistoryStore.from_url(store_url)
-    older._migrated = True  # as a release before migration 5 would have left it
     answer = {"request_id": "r1", "plan": {"op": "scan", "id": "n1", "table": "t"}, "cost": {}}
-    older.add(build_record({"plan": answer["plan"]}, answer))
-    older.close()
+    write_as_version_1(store_url, [build_record({"plan": answer["plan"]}, answer)])  # the row an old release wrote
 
     store = HistoryStore.from_url(store_url)
     feedback = FeedbackStore(store)

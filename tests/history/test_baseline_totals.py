@@ -7,12 +7,15 @@ from __future__ import annotations
 import dataclasses
 import doctest
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+import service.cli_savings
 import service.history.record
 import service.history.totals
 from api.app import create_app
@@ -29,6 +32,7 @@ from tests.history.test_dashboard_browser import (  # noqa: F401 (fixtures)
 )
 from tests.history.test_dashboard_magnitudes import overflowing
 from tests.history.test_store import write_as_version_1
+from tests.service.test_cli import run
 
 BEFORE_BASELINES = 5  # the schema version before records kept their baseline
 
@@ -131,7 +135,34 @@ def without_baseline(record: Record) -> Record:
     return dataclasses.replace(record, response_json=json.dumps(response), cost_baseline=None)
 
 
-@pytest.mark.parametrize("module", [service.history.totals, service.history.record])
+@pytest.mark.parametrize("module", [service.history.totals, service.history.record, service.cli_savings])
 def test_examples(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_cli_leads_with_the_baseline_and_labels_the_written_savings(
+    tmp_path: Path, clean_env: dict[str, str], seed_records: list[Record]
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    store, old, new = old_and_new(f"sqlite:///{data / 'pushdown.db'}", seed_records)
+    totals = store.savings(Filters())["totals"]
+    store.close()
+    env = {**clean_env, "PUSHDOWN_DATA_DIR": str(data), "PYTHONPATH": os.getcwd()}
+    shown = run(["savings"], env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert (
+        lines[0]
+        == f"requests: {len(seed_records)} ({len(old)} recorded without a rule-based baseline: written figures only)"
+    )
+    assert lines[1].startswith(
+        f"savings: {totals['savings_vs_baseline'] * 100:.1f}% against rule-based pushdown (cost "
+    )
+    assert lines[2].startswith(f"savings against the query as written: {totals['savings'] * 100:.1f}% (cost ")
+    assert "vs rule-based" in shown.stdout and "daily_cities" in shown.stdout
+    as_json = json.loads(run(["savings", "--json", "--pipeline", "web_sessions"], env).stdout)
+    assert as_json["totals"]["requests"] == sum(1 for r in seed_records if r.pipeline == "web_sessions")
+    refused = run(["savings", "--from", "yesterday"], env)
+    assert refused.returncode == 2 and "--from 'yesterday' is not a day" in refused.stderr
