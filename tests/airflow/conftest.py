@@ -14,8 +14,11 @@ VENV = ROOT / ".venv-airflow"
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """This environment without PUSHDOWN_* and AIRFLOW* variables, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PUSHDOWN_", "AIRFLOW"))}
+    """This environment without PUSHDOWN_* and AIRFLOW* variables and without PYTHONPATH, plus ``extra``.
+
+    No PYTHONPATH: a checkout on it (as a worktree's test run sets) would make the service importable in the
+    Airflow environment, which is to have only the client."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PUSHDOWN_", "AIRFLOW")) and k != "PYTHONPATH"}
     return {**env, **extra}
 
 
