@@ -224,11 +224,15 @@ def plot_svg(results: dict[str, Any], title: str) -> str:
             out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
             out.extend(f'<circle cx="{x(n):.1f}" cy="{y(t):.1f}" r="3" fill="{colour}"/>' for n, t in line)
         lx = width - right + 12
-        out.append(f'<line x1="{lx}" y1="{legend_y}" x2="{lx + 20}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/>')
+        out.append(
+            f'<line x1="{lx}" y1="{legend_y}" x2="{lx + 20}" y2="{legend_y}" stroke="{colour}" stroke-width="2"/>'
+        )
         out.append(f'<text x="{lx + 26}" y="{legend_y + 4}">{name} ({shape["slope"]})</text>')
         legend_y += 20
-    out.append(f'<line x1="{width - right + 12}" y1="{legend_y}" x2="{width - right + 32}" y2="{legend_y}" '
-               'stroke="#999" stroke-dasharray="5,4"/>')
+    out.append(
+        f'<line x1="{width - right + 12}" y1="{legend_y}" x2="{width - right + 32}" y2="{legend_y}" '
+        'stroke="#999" stroke-dasharray="5,4"/>'
+    )
     out.append(f'<text x="{width - right + 38}" y="{legend_y + 4}">slope 1</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"

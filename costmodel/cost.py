@@ -142,9 +142,19 @@ class CostModel:
         hit = self._memo.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        est = self._estimate(node)
-        self._memo[id(node)] = (node, est)
-        return est
+        # inputs first, with an explicit stack (a plan may be 10,000 levels deep); each is estimated once
+        stack: list[tuple[Node, bool]] = [(node, False)]
+        while stack:
+            current, ready = stack.pop()
+            hit = self._memo.get(id(current))
+            if hit is not None and hit[0] is current:
+                continue
+            if not ready:
+                stack.append((current, True))
+                stack.extend((kid, False) for kid in reversed(children(current)))
+                continue
+            self._memo[id(current)] = (current, self._estimate(current))
+        return self._memo[id(node)][1]
 
     def apply(self, rows: float, ndv: dict[int, float], predicates: list[Expr]) -> tuple[float, float]:
         """Rows after ``predicates``; updates ``ndv`` in place; returns (rows, per-row cost k).

@@ -195,22 +195,27 @@ def or_(parts: list[Expr]) -> Expr:
 
 
 def conjuncts(expr: Expr) -> list[Expr]:
-    """Split ``a AND (b AND c)`` into ``[a, b, c]``."""
-    if isinstance(expr, Call) and expr.fn == "and":
-        out: list[Expr] = []
-        for arg in expr.args:
-            out.extend(conjuncts(arg))
-        return out
-    return [expr]
+    """Split ``a AND (b AND c)`` into ``[a, b, c]`` (iterative: a nested chain may be deep)."""
+    return _flatten(expr, "and")
 
 
 def disjuncts(expr: Expr) -> list[Expr]:
-    if isinstance(expr, Call) and expr.fn == "or":
-        out: list[Expr] = []
-        for arg in expr.args:
-            out.extend(disjuncts(arg))
-        return out
-    return [expr]
+    """Split ``a OR (b OR c)`` into ``[a, b, c]``."""
+    return _flatten(expr, "or")
+
+
+def _flatten(expr: Expr, fn: str) -> list[Expr]:
+    if not (isinstance(expr, Call) and expr.fn == fn):
+        return [expr]
+    out: list[Expr] = []
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Call) and node.fn == fn:
+            stack.extend(reversed(node.args))
+        else:
+            out.append(node)
+    return out
 
 
 # ---------------------------------------------------------------- traversal
@@ -317,13 +322,25 @@ def can_raise(expr: Expr) -> bool:
 
 
 def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
-    """Rebuild ``expr`` bottom-up, replacing each node ``n`` by ``fn(n)`` when not None."""
-    if isinstance(expr, Call) or isinstance(expr, Subquery) and expr.args:
-        args = tuple(transform(arg, fn) for arg in expr.args)
-        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
-            expr = replace(expr, args=args)
-    result = fn(expr)
-    return expr if result is None else result
+    """Rebuild ``expr`` bottom-up, replacing each node ``n`` by ``fn(n)`` when not None (iterative)."""
+    results: list[Expr] = []
+    # (node, number of args already rebuilt onto ``results``; -1: not yet expanded)
+    stack: list[tuple[Expr, int]] = [(expr, -1)]
+    while stack:
+        node, count = stack.pop()
+        if count < 0 and (isinstance(node, Call) or isinstance(node, Subquery) and node.args):
+            stack.append((node, len(node.args)))
+            stack.extend((arg, -1) for arg in reversed(node.args))
+            continue
+        if count > 0:
+            assert isinstance(node, (Call, Subquery))
+            args = tuple(results[-count:])
+            del results[-count:]
+            if any(a is not b for a, b in zip(args, node.args, strict=True)):
+                node = replace(node, args=args)
+        result = fn(node)
+        results.append(node if result is None else result)
+    return results[0]
 
 
 def substitute(expr: Expr, mapping: Mapping[int, Expr]) -> Expr:

@@ -8,7 +8,6 @@ operator, estimates, cost tables, EXPLAIN.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +22,7 @@ from costmodel.plan import (
     Distinct,
     Node,
     children,
+    fields_memo,
     map_expressions,
     node_expressions,
     output_fields,
@@ -44,13 +44,6 @@ def _tracked_columns(plan: Node) -> frozenset[int]:
     return frozenset(out)
 
 
-def _allow_deep_plans() -> None:
-    """The wire reader, the writer and the cost model still recurse once per plan level (a few frames each);
-    plans as deep as the reader accepts (MAX_DEPTH) need more than Python's default 1000 frames."""
-    if sys.getrecursionlimit() < 20000:
-        sys.setrecursionlimit(20000)
-
-
 def optimize(
     plan: Node,
     catalog: Catalog,
@@ -58,8 +51,13 @@ def optimize(
     sources: tuple[SelectivitySource, ...] | None = None,
 ) -> OptimizeResult:
     """Decide where every filter goes: the passes of ``PIPELINE``, then the report."""
-    options = options or Options()
-    _allow_deep_plans()
+    with fields_memo():
+        return _optimize(plan, catalog, options or Options(), sources)
+
+
+def _optimize(
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+) -> OptimizeResult:
     plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
     estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
@@ -105,11 +103,11 @@ def _optimize_subqueries(
 
 def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:
     """Wire in, wire out: the library form of ``POST /optimize``. Raises ``PlanError``."""
-    _allow_deep_plans()
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
-    node = plan_from_wire(plan, cat, functions=opts.functions)
-    return optimize(node, cat, opts).to_wire()
+    with fields_memo():
+        node = plan_from_wire(plan, cat, functions=opts.functions)
+        return optimize(node, cat, opts).to_wire()
 
 
 __all__ = ["MODEL_VERSION", "OptimizeResult", "optimize", "optimize_wire"]

@@ -12,7 +12,7 @@ cost model only re-estimates the path that changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from costmodel.expr import Expr, and_, conjuncts
@@ -22,6 +22,7 @@ from costmodel.reasons import Reason
 from costmodel.rules import Blocked
 from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
+from costmodel.trampoline import Step, run
 
 ABOVE, ON, SCAN = "above", "on", "scan"
 
@@ -69,25 +70,33 @@ class Pred:
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:
-    """Fill in ``pos.below``/``pos.stop`` recursively with every legal position under ``pos``."""
+    """Fill in ``pos.below``/``pos.stop`` with every legal position under ``pos`` (explicit stack, no recursion)."""
+    stack = [pos]
+    while stack:
+        stack.extend(_fill(stack.pop(), scan_pushdown, stop_at))
+    return pos
+
+
+def _fill(pos: Position, scan_pushdown: bool, stop_at: frozenset[str]) -> list[Position]:
+    """Set ``pos.below`` (or ``pos.stop``); returns the new positions below, still to be filled."""
     if pos.kind == SCAN or (pos.kind == ON and pos.form_from_where):
-        return pos
+        return []
     node = pos.node
     if pos.kind == ABOVE and node.id in stop_at:
         pos.stop = Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and a predicate below may guard it")
-        return pos
+        return []
     if pos.kind == ON:
         assert isinstance(node, Join)
         outcome = push_join_condition(pos.form, node)
     elif isinstance(node, Scan):
         if not scan_pushdown:
-            return pos
+            return []
         outcome = push_into_scan(pos.form, node)
         if isinstance(outcome, Blocked):
             pos.stop = outcome
         else:
             pos.below = [Position(node, SCAN, outcome[0].form)]
-        return pos
+        return []
     else:
         outcome = cross(pos.form, node)
     if (
@@ -100,16 +109,16 @@ def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = f
         # Filter(l.k = r.k) over an inner join is the join keyed on it too (a cross join becomes inner);
         # other two-sided predicates stay above, where they cost the same (the Polars seed's a + b > 12)
         pos.below = [Position(node, ON, pos.form, form_from_where=True)]
-        return pos
+        return []
     if isinstance(outcome, Blocked):
         pos.stop = outcome
-        return pos
+        return []
     kids = children(node)
-    pos.below = [build_region(Position(kids[c.index], ABOVE, c.form), scan_pushdown, stop_at) for c in outcome]
-    return pos
+    pos.below = [Position(kids[c.index], ABOVE, c.form) for c in outcome]
+    return pos.below
 
 
-def iter_region(pos: Position):
+def iter_region(pos: Position) -> Iterator[Position]:
     stack = [pos]
     while stack:
         current = stack.pop()
@@ -118,11 +127,15 @@ def iter_region(pos: Position):
 
 
 def deepest(pos: Position) -> list[Position]:
-    if not pos.below:
-        return [pos]
+    """The leaves of ``pos``'s region, left to right."""
     out: list[Position] = []
-    for child in pos.below:
-        out.extend(deepest(child))
+    stack = [pos]
+    while stack:
+        current = stack.pop()
+        if current.below:
+            stack.extend(reversed(current.below))
+        else:
+            out.append(current)
     return out
 
 
@@ -199,17 +212,24 @@ class Materializer:
         return Built(tops[self.skeleton.id], tops, placements)
 
     def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str], tops: dict[str, Node]) -> Node:
-        kids = tuple(self._build(child, placements, filter_ids, tops) for child in children(node))
-        top = self._assemble(
-            node,
-            kids,
-            placements.get((node.id, SCAN), ()),
-            placements.get((node.id, ON), ()),
-            placements.get((node.id, ABOVE), ()),
-            filter_ids.get(node.id),
-        )
-        tops[node.id] = top
-        return top
+        """Children before parents, with an explicit stack (a skeleton may be 10,000 levels deep)."""
+        stack: list[tuple[Node, bool]] = [(node, False)]
+        while stack:
+            current, ready = stack.pop()
+            if not ready:
+                stack.append((current, True))
+                stack.extend((child, False) for child in reversed(children(current)))
+                continue
+            kids = tuple(tops[child.id] for child in children(current))
+            tops[current.id] = self._assemble(
+                current,
+                kids,
+                placements.get((current.id, SCAN), ()),
+                placements.get((current.id, ON), ()),
+                placements.get((current.id, ABOVE), ()),
+                filter_ids.get(current.id),
+            )
+        return tops[node.id]
 
     def _assemble(self, node: Node, kids: tuple[Node, ...], scan_adds, on_adds, above, filter_id: str | None) -> Node:
         key = (
@@ -270,23 +290,24 @@ def best_cut(
 ) -> tuple[list[Position], float]:
     """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
 
-    def best_from(pos: Position, fixed: list[Position]) -> tuple[list[Position], float]:
+    def best_from(pos: Position, fixed: list[Position]) -> Step[tuple[list[Position], float]]:
+        """Trampolined (``costmodel.trampoline``): a region may be 10,000 positions deep."""
         if free_pass is not None and len(pos.below) == 1 and free_pass(pos):
-            sub, sub_cost = best_from(pos.below[0], fixed)
+            sub, sub_cost = yield best_from(pos.below[0], fixed)
             pos.best_below = sub_cost
             return sub, sub_cost
         here = cost(fixed + [pos])
         pos.cost_here = here
         best, best_cost = [pos], here
         if len(pos.below) == 1:
-            sub, sub_cost = best_from(pos.below[0], fixed)
+            sub, sub_cost = yield best_from(pos.below[0], fixed)
             pos.best_below = sub_cost
             if _better_or_equal(sub_cost, best_cost):
                 best, best_cost = sub, sub_cost
         elif len(pos.below) > 1:
             chosen: list[Position] = []
             for i, branch in enumerate(pos.below):
-                sub, _ = best_from(branch, fixed + chosen + pos.below[i + 1 :])
+                sub, _ = yield best_from(branch, fixed + chosen + pos.below[i + 1 :])
                 chosen.extend(sub)
             together = cost(fixed + chosen)
             pos.best_below = together
@@ -294,7 +315,7 @@ def best_cut(
                 best, best_cost = chosen, together
         return best, best_cost
 
-    return best_from(pred.root, [])
+    return run(best_from(pred.root, []))
 
 
 def place(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Column, Expr, Literal, Subquery
+from costmodel.trampoline import Step, run
 
 #: Operator precedence for rendering (higher binds tighter).
 _PRECEDENCE = {
@@ -59,10 +60,11 @@ def _literal_sql(lit: Literal) -> str:
 
 def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
     """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
-    return _render(expr, name_of or (lambda c: c.name), 0)
+    return run(_render(expr, name_of or (lambda c: c.name), 0))
 
 
-def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> str:
+def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> Step[str]:
+    """Trampolined (``costmodel.trampoline``): each sub-expression is a ``yield``, so depth costs no frames."""
     if isinstance(expr, Column):
         return name_of(expr)
     if isinstance(expr, Literal):
@@ -72,49 +74,60 @@ def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> s
         if expr.kind == "exists":
             return f"EXISTS {inner}"
         if expr.kind == "in":
-            return f"{_render(expr.args[0], name_of, 5)} IN {inner}"
+            return f"{(yield _render(expr.args[0], name_of, 5))} IN {inner}"
         return inner
     fn = expr.fn
     args = expr.args
     prec = _PRECEDENCE.get(fn, 10)
 
-    def r(arg: Expr, p: int = prec + 1) -> str:
+    def r(arg: Expr, p: int = prec + 1) -> Step[str]:
         return _render(arg, name_of, p)
 
+    def listed(items: tuple[Expr, ...], p: int) -> Step[list[str]]:
+        out = []
+        for item in items:
+            out.append((yield r(item, p)))
+        return out
+
     if fn in ("and", "or"):
-        text = f" {fn.upper()} ".join(r(a, prec) for a in args)
+        text = f" {fn.upper()} ".join((yield listed(args, prec)))
     elif fn == "not":
-        text = f"NOT {r(args[0])}"
+        text = f"NOT {(yield r(args[0]))}"
     elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
         op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
-        text = f"{r(args[0], prec)} {op} {r(args[1])}"
+        left = yield r(args[0], prec)
+        text = f"{left} {op} {(yield r(args[1]))}"
     elif fn == "neg":
-        text = f"-{r(args[0])}"
+        text = f"-{(yield r(args[0]))}"
     elif fn in LIKES or fn in ("rlike", "regexp"):
-        text = f"{r(args[0])} {fn.upper().replace('_', ' ')} {r(args[1])}"
+        left = yield r(args[0])
+        text = f"{left} {fn.upper().replace('_', ' ')} {(yield r(args[1]))}"
     elif fn == "in":
-        text = f"{r(args[0])} IN ({', '.join(r(a, 0) for a in args[1:])})"
+        needle = yield r(args[0])
+        text = f"{needle} IN ({', '.join((yield listed(args[1:], 0)))})"
     elif fn == "between":
-        text = f"{r(args[0])} BETWEEN {r(args[1])} AND {r(args[2])}"
+        x, low, high = yield listed(args[:3], prec + 1)
+        text = f"{x} BETWEEN {low} AND {high}"
     elif fn == "is_null":
-        text = f"{r(args[0])} IS NULL"
+        text = f"{(yield r(args[0]))} IS NULL"
     elif fn == "is_not_null":
-        text = f"{r(args[0])} IS NOT NULL"
+        text = f"{(yield r(args[0]))} IS NOT NULL"
     elif fn == "cast":
-        return f"CAST({r(args[0], 0)} AS {expr.type})"
+        return f"CAST({(yield r(args[0], 0))} AS {expr.type})"
     elif fn == "case":
         parts = ["CASE"]
+        rendered = yield listed(args, 0)
         pairs = len(args) // 2
         for i in range(pairs):
-            parts.append(f"WHEN {r(args[2 * i], 0)} THEN {r(args[2 * i + 1], 0)}")
+            parts.append(f"WHEN {rendered[2 * i]} THEN {rendered[2 * i + 1]}")
         if len(args) % 2:
-            parts.append(f"ELSE {r(args[-1], 0)}")
+            parts.append(f"ELSE {rendered[-1]}")
         parts.append("END")
         return " ".join(parts)
     elif fn == "udf":
-        return f"{expr.name}({', '.join(r(a, 0) for a in args)})"
+        return f"{expr.name}({', '.join((yield listed(args, 0)))})"
     else:
-        inner = ", ".join(r(a, 0) for a in args) if args else ("*" if fn == "count" else "")
+        inner = ", ".join((yield listed(args, 0))) if args else ("*" if fn == "count" else "")
         prefix = "DISTINCT " if expr.distinct else ""
         return f"{fn}({prefix}{inner})"
     return f"({text})" if prec < parent_prec else text
