@@ -28,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from costmodel import optimize_wire  # noqa: E402
 from service.optimize import OptimizeInput, OptimizeService  # noqa: E402
 
 SIZES = (10, 30, 100, 300, 1_000, 3_000, 10_000)
@@ -91,14 +92,19 @@ def union_branches(size: int) -> tuple[Plan, dict[str, Any]]:
 
 
 def deep_chain(size: int) -> tuple[Plan, dict[str, Any]]:
-    """Projects and filters stacked alternately (about 5 nodes per level): a deep, narrow plan."""
+    """Projects and filters stacked alternately (10 nodes per pair): a deep, narrow plan. Each project draws
+    ``r = rand()`` and the filter above reads it, so each predicate stays where it is (a nondeterministic column)
+    and the answer stays linear in size; a predicate that travels the whole depth is logged at every operator it
+    passes, which makes the answer itself quadratic for a chain of pushed filters."""
     plan: Plan = _scan()
-    for i in range(max(1, size // 5)):
-        if i % 2:
-            plan = {"op": "filter", "predicate": _cmp(">", "a", i), "input": plan}
-        else:
-            exprs = [{"expr": {"col": "a"}, "as": "a"}, {"expr": {"col": "b"}, "as": "b"}]
-            plan = {"op": "project", "exprs": exprs, "input": plan}
+    for i in range(max(1, size // 10)):
+        exprs = [
+            {"expr": {"col": "a"}, "as": "a"},
+            {"expr": {"col": "b"}, "as": "b"},
+            {"expr": {"fn": "rand", "args": []}, "as": "r"},
+        ]
+        plan = {"op": "project", "exprs": exprs, "input": plan}
+        plan = {"op": "filter", "predicate": {"fn": ">", "args": [{"col": "r"}, {"lit": 0.5}]}, "input": plan}
     return plan, ONE_TABLE
 
 
@@ -124,13 +130,13 @@ def node_count(value: Any) -> int:
     return count
 
 
-def time_one(service: OptimizeService, plan: Plan, catalog: dict[str, Any], budget_s: float) -> tuple[float, str]:
-    """Best wall time of a few runs within ``budget_s`` (one run at least), and the outcome."""
+def time_one(answer: Callable[[], object], budget_s: float) -> tuple[float, str]:
+    """Best wall time of a few runs of ``answer`` within ``budget_s`` (one run at least), and the outcome."""
     best, spent, outcome = math.inf, 0.0, "ok"
     while spent < budget_s or best == math.inf:
         start = time.perf_counter()
         try:
-            service.optimize(OptimizeInput(plan=plan, catalog=catalog))
+            answer()
         except Exception as exc:  # reported, not hidden: a size the engine refuses or fails on
             outcome = f"{type(exc).__name__}: {str(exc)[:120]}"
         elapsed = time.perf_counter() - start
@@ -151,19 +157,31 @@ def slope(points: list[tuple[int, float]]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else None
 
 
-def run(shapes: list[str], sizes: tuple[int, ...], budget_s: float) -> dict[str, Any]:
+def answerer(stage: str, plan: Plan, catalog: dict[str, Any]) -> Callable[[], object]:
+    """The call timed: the engine alone (``costmodel.optimize_wire``) or the whole use case of POST /optimize."""
+    if stage == "engine":
+        return lambda: optimize_wire(plan, catalog)
     service = OptimizeService()
+    return lambda: service.optimize(OptimizeInput(plan=plan, catalog=catalog))
+
+
+def run(shapes: list[str], sizes: tuple[int, ...], budget_s: float, stage: str) -> dict[str, Any]:
     results: dict[str, Any] = {}
+    warm_plan, warm_catalog = SHAPES["or_chain"](10)
+    time_one(answerer(stage, warm_plan, warm_catalog), 0.0)  # imports and first-call costs out of the figures
     for name in shapes:
         rows: list[dict[str, Any]] = []
         for size in sizes:
             plan, catalog = SHAPES[name](size)
             nodes = node_count(plan)
-            seconds, outcome = time_one(service, plan, catalog, budget_s)
+            seconds, outcome = time_one(answerer(stage, plan, catalog), budget_s)
             row = {"target": size, "nodes": nodes, "seconds": round(seconds, 6), "outcome": outcome}
             row["us_per_node"] = round(seconds / nodes * 1e6, 2)
             rows.append(row)
-            print(f"{name:15} {nodes:>7} nodes {seconds * 1000:>10.1f} ms {row['us_per_node']:>8} us/node  {outcome}")
+            print(
+                f"{stage:7} {name:15} {nodes:>7} nodes {seconds * 1000:>10.1f} ms "
+                f"{row['us_per_node']:>8} us/node  {outcome}"
+            )
         ok = [(r["nodes"], r["seconds"]) for r in rows if r["outcome"] == "ok"]
         fitted = slope(ok)
         results[name] = {
@@ -172,7 +190,7 @@ def run(shapes: list[str], sizes: tuple[int, ...], budget_s: float) -> dict[str,
             "slope": None if fitted is None else round(fitted, 3),
             "meets_target": fitted is not None and fitted <= TARGET_SLOPE and len(ok) == len(rows),
         }
-        print(f"{name:15} slope {results[name]['slope']}")
+        print(f"{stage:7} {name:15} slope {results[name]['slope']}")
     return results
 
 
@@ -242,25 +260,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="sizes up to 1,000 nodes (a check, not the figure)")
     parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated shapes to run")
+    parser.add_argument(
+        "--stage",
+        choices=("engine", "service", "both"),
+        default="both",
+        help="time the engine alone (costmodel.optimize_wire), the whole POST /optimize use case, or both",
+    )
     parser.add_argument("--budget", type=float, default=1.0, help="seconds spent per size (best of the runs)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "scaling.json"))
     parser.add_argument("--plot", default=str(ROOT / "docs" / "scaling.svg"))
     args = parser.parse_args()
     sizes = QUICK_SIZES if args.quick else SIZES
     shapes = [s for s in args.shapes.split(",") if s]
-    results = run(shapes, sizes, args.budget)
+    stages = ("engine", "service") if args.stage == "both" else (args.stage,)
+    results = {stage: run(shapes, sizes, args.budget, stage) for stage in stages}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     report = {
-        "what": "OptimizeService.optimize (the function POST /optimize calls), in-process, best of runs per size",
+        "what": (
+            "in-process, best of runs per size: 'engine' is costmodel.optimize_wire (wire plan in, answer out), "
+            "'service' is OptimizeService.optimize, the function POST /optimize calls (adds the baseline run, "
+            "the summary and the Spark SQL rendering)"
+        ),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "settings": {"sizes": list(sizes), "budget_s": args.budget, "quick": args.quick, "load_avg_1m": load},
         "target_slope": TARGET_SLOPE,
         "recursion_limit": sys.getrecursionlimit(),
-        "shapes": results,
+        "stages": results,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
-    svg = plot_svg(results, f"Engine time against plan size, log-log (load {load:.1f}, {os.cpu_count()} cores)")
+    plotted = results.get("engine") or results[stages[0]]
+    svg = plot_svg(plotted, f"Engine time against plan size, log-log (load {load:.1f}, {os.cpu_count()} cores)")
     if svg:
         Path(args.plot).write_text(svg)
     print(f"wrote {args.out} and {args.plot}")

@@ -22,7 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from service.optimize import allow_deep_plans  # noqa: E402
 from service.sql import SqlError, plan_to_sql, sql_to_plan  # noqa: E402
 
 CATALOG = {
@@ -88,7 +87,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the two smallest sizes of each shape")
     args = parser.parse_args()
-    allow_deep_plans()  # what the service runs with
     results: dict[str, dict] = {}
     for shape, (build, sizes) in SHAPES.items():
         rows = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Set
+from contextvars import ContextVar
 from typing import Any
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
@@ -231,7 +232,25 @@ def _folds(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Truth]]:
     return out
 
 
+#: Truths of expressions with no column NULL (``constant_truth``), by object, in this optimization
+#: (``costmodel.plan.plan_memo``): the estimator asks at every level of a nested AND, OR or NOT.
+CONSTANT_TRUTHS: ContextVar[dict[int, tuple[Expr, Truth]] | None] = ContextVar("constant_truths", default=None)
+
+
 def _fold(expr: Expr, nulls: Set[int]) -> Step[Truth]:
+    """``_fold_here``, remembered for constant truths (no NULL columns) inside a ``plan_memo``."""
+    memo = None if nulls else CONSTANT_TRUTHS.get()
+    if memo is None or not isinstance(expr, Call):
+        return (yield _fold_here(expr, nulls))
+    hit = memo.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    truth = yield _fold_here(expr, nulls)
+    memo[id(expr)] = (expr, truth)
+    return truth
+
+
+def _fold_here(expr: Expr, nulls: Set[int]) -> Step[Truth]:
     if isinstance(expr, Literal):
         if expr.value is None:
             return Truth.NULL

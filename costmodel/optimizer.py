@@ -22,10 +22,10 @@ from costmodel.plan import (
     Distinct,
     Node,
     children,
-    fields_memo,
     map_expressions,
     node_expressions,
     output_fields,
+    plan_memo,
     walk_plan,
     with_children,
 )
@@ -51,7 +51,7 @@ def optimize(
     sources: tuple[SelectivitySource, ...] | None = None,
 ) -> OptimizeResult:
     """Decide where every filter goes: the passes of ``PIPELINE``, then the report."""
-    with fields_memo():
+    with plan_memo():
         return _optimize(plan, catalog, options or Options(), sources)
 
 
@@ -105,7 +105,7 @@ def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[s
     """Wire in, wire out: the library form of ``POST /optimize``. Raises ``PlanError``."""
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
-    with fields_memo():
+    with plan_memo():
         node = plan_from_wire(plan, cat, functions=opts.functions)
         return optimize(node, cat, opts).to_wire()
 

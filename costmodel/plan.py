@@ -15,8 +15,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
-from costmodel.expr import Column, Expr, PlanNode, use_plan_walker
+from costmodel.expr import HASHES, Column, Expr, PlanNode, use_plan_walker
+from costmodel.fold import CONSTANT_TRUTHS
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
+from costmodel.render import TEXTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,31 +243,35 @@ def walk_plan(node: Node) -> Iterator[Node]:
         stack.extend(reversed(children(current)))
 
 
-#: Output columns already computed in this optimization, by node object (``fields_memo``); None outside one.
+#: Output columns already computed in this optimization, by node object (``plan_memo``); None outside one.
 _FIELDS: ContextVar[dict[int, tuple[Node, tuple[Field, ...]]] | None] = ContextVar("output_fields", default=None)
 
 
 @contextmanager
-def fields_memo() -> Iterator[None]:
-    """Remember every node's output columns until the block ends (nodes are immutable; ``optimize`` opens one).
+def plan_memo() -> Iterator[None]:
+    """Remember, until the block ends, every node's output columns, every expression's hash, constant truth
+    and text (all immutable; ``optimize`` opens one, the wire reader and writer too).
 
     Without it a join chain recomputes the columns of everything below each join, once per question.
     """
     if _FIELDS.get() is not None:
         yield
         return
-    token = _FIELDS.set({})
+    tokens = (_FIELDS.set({}), HASHES.set({}), TEXTS.set({}), CONSTANT_TRUTHS.set({}))
     try:
         yield
     finally:
-        _FIELDS.reset(token)
+        _FIELDS.reset(tokens[0])
+        HASHES.reset(tokens[1])
+        TEXTS.reset(tokens[2])
+        CONSTANT_TRUTHS.reset(tokens[3])
 
 
 def output_fields(node: Node) -> tuple[Field, ...]:
     """The columns ``node`` emits, in order.
 
     Computed bottom-up with an explicit stack (a plan may be 10,000 levels deep): a kind's hook asks for its
-    inputs' columns, which are then already known. Inside ``fields_memo`` every answer is remembered.
+    inputs' columns, which are then already known. Inside ``plan_memo`` every answer is remembered.
     """
     memo = _FIELDS.get()
     if memo is None:

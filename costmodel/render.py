@@ -10,6 +10,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Column, Expr, Literal, Subquery
 from costmodel.trampoline import Step, run
@@ -58,9 +59,27 @@ def _literal_sql(lit: Literal) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+#: Texts of predicates rendered with their own column names in this optimization, by object (``plan_memo``):
+#: the decision log renders the same predicate at every operator it passes.
+TEXTS: ContextVar[dict[int, tuple[Expr, str]] | None] = ContextVar("sql_texts", default=None)
+
+
 def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
     """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
-    return run(_render(expr, name_of or (lambda c: c.name), 0))
+    if name_of is not None:
+        return run(_render(expr, name_of, 0))
+    memo = TEXTS.get()
+    hit = memo.get(id(expr)) if memo is not None else None
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    text = run(_render(expr, _own_name, 0))
+    if memo is not None:
+        memo[id(expr)] = (expr, text)
+    return text
+
+
+def _own_name(column: Column) -> str:
+    return column.name
 
 
 def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> Step[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from costmodel.deadline import check_deadline
+from service import deep_json
 from service.errors import InputError
 
 # A JSON string, escapes included; the unrolled form keeps the regex engine in tight loops.
@@ -184,8 +185,14 @@ def parse_json(raw: bytes, max_depth: int) -> Any:
     except json.JSONDecodeError as exc:
         detail = {"line": exc.lineno, "column": exc.colno, "position": exc.pos}
         raise InputError("malformed_json", f"malformed JSON: {exc.msg}", "$", detail) from None
-    except RecursionError:  # a backstop: check_depth has already refused anything this deep
-        raise InputError("too_deep", "JSON nests too deep", "$", {"limit": max_depth}) from None
+    except RecursionError:  # deeper than the C parser goes at the default recursion limit: no recursion then
+        try:
+            data = deep_json.loads(
+                text, parse_constant=_reject_constant, parse_float=hooks.parse_float, parse_int=hooks.parse_int
+            )
+        except json.JSONDecodeError as exc:
+            detail = {"line": exc.lineno, "column": exc.colno, "position": exc.pos}
+            raise InputError("malformed_json", f"malformed JSON: {exc.msg}", "$", detail) from None
     if hooks.bad or _SURROGATE_ESCAPE.search(raw):
         _check_values(data)
     return data
@@ -197,7 +204,11 @@ def dumps_answer(answer: Any, request: Any) -> bytes:
     ``request``: the parsed input, searched for the number that most likely caused the overflow.
     """
     try:
-        return json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        try:
+            text = json.dumps(answer, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except RecursionError:  # an answer for a very deep plan: written without recursion
+            text = deep_json.dumps(answer, ensure_ascii=False, allow_nan=False)
+        return text.encode("utf-8")
     except ValueError:
         raise number_overflow(request) from None
 

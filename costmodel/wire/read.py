@@ -26,7 +26,7 @@ from costmodel.errors import PlanError
 from costmodel.expr import Call, Column, Expr, Literal, Subquery
 from costmodel.functions import KNOWN_FUNCTIONS, FunctionDecl
 from costmodel.kinds.registry import OperatorKind, kind_for_op, wire_ops
-from costmodel.plan import Field, NamedExpr, Node, SortKey, fields_memo
+from costmodel.plan import Field, NamedExpr, Node, SortKey, plan_memo
 from costmodel.strict import check_keys
 from costmodel.trampoline import Step, run
 
@@ -42,6 +42,8 @@ _UDF_KEYS = _CALL_KEYS | {"name", "cost", "deterministic"}
 #: Deepest nesting of nodes and expressions accepted; deeper input is refused (422 too_deep). Every walk is
 #: iterative, so this bounds memory and time per request, not the interpreter's stack.
 MAX_DEPTH = 100_000
+#: Marks a path stand-in (``Binder.short``); no JSON path contains it.
+_TOKEN = "\x00"
 #: Deepest nesting of subqueries: each level is read and optimized as a plan of its own, a few Python frames
 #: apiece, so this one bounds the interpreter's stack (docs/api.md).
 MAX_SUBQUERY_DEPTH = 64
@@ -95,8 +97,25 @@ class Binder:
     outer_hits: list[set[int]] = field(default_factory=list)
     #: nodes read ahead of their parent's ``read``, by JSON path (``node``)
     _read: dict[str, Node] = field(default_factory=dict)
+    #: JSON paths stood in for by short tokens (``short``): a path spelled out at every level of a
+    #: 10,000-level plan would make reading it quadratic
+    _paths: list[str] = field(default_factory=list)
 
     # -------------------------------------------------------------- helpers
+
+    def short(self, path: str) -> str:
+        """A short stand-in for ``path``; ``full_path`` spells it out again (for an error)."""
+        self._paths.append(path)
+        return f"{_TOKEN}{len(self._paths) - 1}{_TOKEN}"
+
+    def full_path(self, path: str) -> str:
+        """``path`` with every stand-in spelled out."""
+        suffixes: list[str] = []
+        while path.startswith(_TOKEN):
+            end = path.index(_TOKEN, 1)
+            suffixes.append(path[end + 1 :])
+            path = self._paths[int(path[1:end])]
+        return path + "".join(reversed(suffixes))
 
     def cid(self) -> int:
         self.next_cid += 1
@@ -207,7 +226,7 @@ class Binder:
                     )
             args_read: list[Expr] = []
             for i, a in enumerate(args_raw):
-                args_read.append((yield self._expr(a, scope, f"{path}.args[{i}]", depth + 1)))
+                args_read.append((yield self._expr(a, scope, self.short(f"{path}.args[{i}]"), depth + 1)))
             args = tuple(args_read)
             if fn == "cast":
                 typ = raw.get("type")
@@ -339,17 +358,19 @@ class Binder:
         done = self._read.pop(path, None)
         if done is not None:
             return done
-        stack: list[tuple[Any, str, int, OperatorKind | None, str]] = [(raw, path, depth, None, "")]
+        # (raw node, its path, its depth, its kind once entered, its id, the stand-in for its path)
+        stack: list[tuple[Any, str, int, OperatorKind | None, str, str]] = [(raw, path, depth, None, "", "")]
         while stack:
-            item, where, level, kind, nid = stack.pop()
+            item, where, level, kind, nid, token = stack.pop()
             if kind is None:  # entering: check it, give it its id, then read its children first
                 kind = self._enter(item, where, level)
                 nid = self.node_id(item, where)
-                stack.append((item, where, level, kind, nid))
-                kids = kind.wire_children(item, where)
-                stack.extend((kid, kid_path, level + 1, None, "") for kid, kid_path in reversed(kids))
+                token = self.short(where)
+                stack.append((item, where, level, kind, nid, token))
+                kids = kind.wire_children(item, token)
+                stack.extend((kid, kid_path, level + 1, None, "", "") for kid, kid_path in reversed(kids))
                 continue
-            self._read[where] = kind.read(self, item, where, level, nid)
+            self._read[where] = kind.read(self, item, token, level, nid)
         return self._read.pop(path)
 
     def _enter(self, raw: Any, path: str, depth: int) -> OperatorKind:
@@ -366,25 +387,35 @@ class Binder:
 
 
 def _collect_ids(raw: Any) -> set[str]:
-    """Ids the caller gave, found without recursion; duplicates are refused."""
+    """Ids the caller gave, found without recursion; duplicates are refused (with the second one's path)."""
     seen: set[str] = set()
-    stack: list[tuple[Any, str]] = [(raw, "$.plan")]
+    stack: list[Any] = [raw]
     while stack:
-        item, path = stack.pop()
+        item = stack.pop()
         if isinstance(item, dict):
             if "op" in item and isinstance(item.get("id"), (str, int)) and not isinstance(item.get("id"), bool):
                 node_id = str(item["id"])
                 if node_id in seen:
-                    raise PlanError("duplicate_id", f"node id {node_id!r} is used twice", f"{path}.id")
+                    raise PlanError("duplicate_id", f"node id {node_id!r} is used twice", f"{_path_to(raw, item)}.id")
                 seen.add(node_id)
-            for key, value in item.items():
-                if isinstance(value, (dict, list)):
-                    stack.append((value, f"{path}.{key}"))
+            stack.extend(value for value in item.values() if isinstance(value, (dict, list)))
         elif isinstance(item, list):
-            for i, value in enumerate(item):
-                if isinstance(value, (dict, list)):
-                    stack.append((value, f"{path}[{i}]"))
+            stack.extend(value for value in item if isinstance(value, (dict, list)))
     return seen
+
+
+def _path_to(raw: Any, target: Any) -> str:
+    """The JSON path of ``target`` inside ``raw`` (spelled out only for an error: paths of deep input are long)."""
+    stack: list[tuple[Any, str]] = [(raw, "$.plan")]
+    while stack:
+        item, path = stack.pop()
+        if item is target:
+            return path
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in item.items() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item) if isinstance(v, (dict, list)))
+    return "$.plan"
 
 
 def json_depth(raw: Any) -> int:
@@ -413,5 +444,10 @@ def plan_from_wire(
     if json_depth(raw) > 3 * MAX_DEPTH:
         raise PlanError("too_deep", f"plan nests deeper than {MAX_DEPTH} levels", path)
     binder = Binder(catalog, _collect_ids(raw), dict(functions or {}))
-    with fields_memo():
-        return binder.node(raw, path, 0)
+    with plan_memo():
+        try:
+            return binder.node(raw, path, 0)
+        except PlanError as err:
+            if not err.path.startswith(_TOKEN):
+                raise
+            raise type(err)(err.code, err.message, binder.full_path(err.path), err.detail) from None
