@@ -97,7 +97,7 @@ def deep_chain(size: int) -> tuple[Plan, dict[str, Any]]:
     and the answer stays linear in size; a predicate that travels the whole depth is logged at every operator it
     passes, which makes the answer itself quadratic for a chain of pushed filters."""
     plan: Plan = _scan()
-    for i in range(max(1, size // 10)):
+    for _ in range(max(1, size // 10)):
         exprs = [
             {"expr": {"col": "a"}, "as": "a"},
             {"expr": {"col": "b"}, "as": "b"},
