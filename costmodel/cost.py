@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from costmodel.catalog import Catalog
@@ -100,6 +101,9 @@ class CostModel:
         self._joint_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float | None]] = {}
         self._samples = any(getattr(source, "name", "") in JOINT_SOURCES for source in estimator.sources)
         self._memo: dict[int, tuple[Node, RowEstimate]] = {}
+        #: the node being estimated and its inputs' estimates (``_estimate``, read by ``make``)
+        self._kids_of: Node | None = None
+        self._kids: list[RowEstimate] = []
         self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
         #: conjunct estimations done so far: placement stops costing past a budget
@@ -213,7 +217,8 @@ class CostModel:
         rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
         rows_in = sum(inputs)
         cost = k * rows_in + extra
-        below = sum(self._est(child).cost.subtree_cost for child in children(node))
+        kids = self._kids if self._kids_of is node else [self._est(child) for child in children(node)]
+        below = sum(map(_subtree_cost, kids))
         base_rows, base_ndv = base if base is not None else (rows_out, ndv)
         return RowEstimate(
             NodeCost(node.id, op_name(node), rows_in, rows_out, k, cost, below + cost, inputs),
@@ -223,9 +228,15 @@ class CostModel:
         )
 
     def _estimate(self, node: Node) -> RowEstimate:
-        kid_ests = [self._est(child) for child in children(node)]
-        inputs = tuple(e.cost.rows_out for e in kid_ests)
-        return kind_of(node).estimate(self, node, kid_ests, inputs)
+        """``node``'s estimate; its inputs' are known (``_est``). A union of 2,000 branches is estimated once
+        per candidate placement, so its inputs are looked up once, for the kind's hook and ``make`` both."""
+        kid_ests = list(map(_second, map(self._memo.__getitem__, map(id, children(node)))))
+        inputs = tuple(map(_rows_out, kid_ests))
+        self._kids_of, self._kids = node, kid_ests
+        try:
+            return kind_of(node).estimate(self, node, kid_ests, inputs)
+        finally:
+            self._kids_of, self._kids = None, []
 
     def kept_rows(self, table: Any, kept: tuple[str, ...], rows: float) -> float:
         """Rows of the containers left after pruning: their counts, or their share of the table."""
@@ -241,6 +252,11 @@ class CostModel:
         if len(cids) == 1:
             return ndv.get(next(iter(cids)))
         return None
+
+
+_second = itemgetter(1)
+_rows_out = attrgetter("cost.rows_out")
+_subtree_cost = attrgetter("cost.subtree_cost")
 
 
 def _column_equality(pred: Expr) -> tuple[int, int] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
@@ -184,7 +185,7 @@ class Materializer:
 
         Only the paths from the changed positions to the root are rebuilt.
         """
-        if not old and not new:
+        if old == new:  # the same positions (compared by identity): the same plan
             return base
         placements = dict(base.placements)
         touched: set[str] = set()
@@ -200,7 +201,7 @@ class Materializer:
         tops = dict(base.tops)
         for node_id in sorted(touched, key=self._depth.__getitem__, reverse=True):
             node = self._by_id[node_id]
-            kids = tuple(tops[k.id] for k in children(node))
+            kids = tuple(map(tops.__getitem__, map(_node_id, children(node))))
             tops[node_id] = self._assemble(
                 node,
                 kids,
@@ -256,6 +257,9 @@ class Materializer:
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)
         self._memo[key] = new
         return new
+
+
+_node_id = attrgetter("id")
 
 
 def _first(item: tuple[int, Expr]) -> int:
@@ -342,9 +346,31 @@ def place(
     def best_at(pred: Pred, start: Built) -> tuple[list[Position], float, Callable[[list[Position]], float]]:
         """The best cut of ``pred`` with the other predicates as in ``start``, and the costing used."""
         where = pred.cut
+        # The plan with the predicate at all but the last position of the latest cut costed, kept and moved
+        # on: in a fork each branch's candidates share the other branches' positions, and consecutive
+        # branches differ by one branch, so a candidate rebuilds its own path, not every branch's.
+        shared: list[tuple[list[Position], Built]] = []
 
         def cost(cut: list[Position]) -> float:
-            return total(materializer.move(start, pred.index, where, cut).root)
+            if len(cut) < 2:
+                return total(materializer.move(start, pred.index, where, cut).root)
+            prefix = cut[:-1]
+            if not shared:
+                shared.append((prefix, materializer.move(start, pred.index, where, prefix)))
+            elif shared[0][0] != prefix:  # Positions compare by identity, in C
+                before, built = shared[0]
+                by_id = dict(zip(map(id, before), before, strict=True)) | dict(
+                    zip(map(id, prefix), prefix, strict=True)
+                )
+                old_ids, new_ids = set(map(id, before)), set(map(id, prefix))
+                gone = [by_id[i] for i in old_ids - new_ids]
+                came = [by_id[i] for i in new_ids - old_ids]
+                if len(gone) + len(came) < len(prefix):
+                    built = materializer.move(built, pred.index, gone, came)
+                else:
+                    built = materializer.move(start, pred.index, where, prefix)
+                shared[0] = (prefix, built)
+            return total(materializer.move(shared[0][1], pred.index, [], cut[-1:]).root)
 
         passes = None if free_pass is None else (lambda pos: free_pass(pos, start))
         cut, cut_cost = best_cut(pred, cost, passes)
