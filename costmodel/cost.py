@@ -137,6 +137,10 @@ class CostModel:
         """The per-node cost table, in plan pre-order."""
         return [self._est(node).cost for node in walk_plan(plan)]
 
+    def row_estimate(self, node: Node) -> RowEstimate:
+        """``node``'s rows, NDVs and cost row (estimated once per node object)."""
+        return self._est(node)
+
     def node_cost(self, node: Node) -> NodeCost:
         return self._est(node).cost
 

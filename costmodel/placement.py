@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
+from heapq import heappop, heappush
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
@@ -24,6 +26,9 @@ from costmodel.rules import Blocked
 from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
 from costmodel.trampoline import Step, run
+
+if TYPE_CHECKING:
+    from costmodel.cost import RowEstimate
 
 ABOVE, ON, SCAN = "above", "on", "scan"
 
@@ -145,11 +150,18 @@ Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
 
 @dataclass
 class Built:
-    """A plan built from placements, with the object standing for each skeleton node (its filter, if any)."""
+    """A plan built from placements, with the object standing for each skeleton node (its filter, if any).
+
+    A plan costed incrementally (``Materializer.moved``) keeps the old objects above the point where the
+    estimates stop changing: their rows and NDVs are right, their subtrees are not, so such a plan is read
+    through ``tops`` and ``total`` only; ``root`` is whole only for ``build`` and ``move``.
+    """
 
     root: Node
     tops: dict[str, Node]
     placements: Placements
+    #: the plan's total cost, when known
+    total: float | None = None
 
 
 class Materializer:
@@ -212,6 +224,58 @@ class Materializer:
             )
         return Built(tops[self.skeleton.id], tops, placements)
 
+    def moved(self, base: Built, index: int, old: list[Position], new: list[Position], estimate: Estimate) -> Built:
+        """``move``, costed incrementally: ``base.total`` plus the change in the own costs of the rebuilt nodes.
+
+        Nodes are rebuilt deepest first, and only until the one node all changes sit under estimates the same
+        rows and NDVs as before: nothing above it changes but subtree sums, so a predicate moved inside a
+        10,000-node plan costs the nodes around it, not the path to the root.
+        """
+        if old == new:
+            return base
+        assert base.total is not None, "the base plan is costed"
+        placements = self._placed(base.placements, index, old, new)
+        queue: list[tuple[int, str]] = []
+        queued: set[str] = set()
+        for pos in old + new:
+            if pos.node.id not in queued:
+                queued.add(pos.node.id)
+                heappush(queue, (-self._depth[pos.node.id], pos.node.id))
+        rebuilt: dict[str, Node] = {}
+        delta = 0.0
+        while queue:
+            _, node_id = heappop(queue)
+            node = self._by_id[node_id]
+            kids = tuple(rebuilt.get(kid.id) or base.tops[kid.id] for kid in children(node))
+            top = self._assemble(
+                node,
+                kids,
+                placements.get((node_id, SCAN), ()),
+                placements.get((node_id, ON), ()),
+                placements.get((node_id, ABOVE), ()),
+                None,
+            )
+            rebuilt[node_id] = top
+            before = base.tops[node_id]
+            delta += _own_cost(top, node_id, estimate) - _own_cost(before, node_id, estimate)
+            if not queue and _same_estimate(estimate(top), estimate(before)):
+                break
+            parent = self._parent[node_id]
+            if parent is not None and parent not in queued:
+                queued.add(parent)
+                heappush(queue, (-self._depth[parent], parent))
+        tops = base.tops | rebuilt
+        return Built(tops[self.skeleton.id], tops, placements, base.total + delta)
+
+    def _placed(self, placements: Placements, index: int, old: list[Position], new: list[Position]) -> Placements:
+        """``placements`` with predicate ``index`` taken from the positions of ``old`` and put at ``new``."""
+        placements = dict(placements)
+        for pos in old:
+            placements[pos.key] = [item for item in placements.get(pos.key, []) if item[0] != index]
+        for pos in new:
+            placements[pos.key] = placements.get(pos.key, []) + [(index, pos.form)]
+        return placements
+
     def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str], tops: dict[str, Node]) -> Node:
         """Children before parents, with an explicit stack (a skeleton may be 10,000 levels deep)."""
         stack: list[tuple[Node, bool]] = [(node, False)]
@@ -260,6 +324,31 @@ class Materializer:
 
 
 _node_id = attrgetter("id")
+
+
+#: A node's row estimate (``CostModel.row_estimate``).
+Estimate = Callable[[Node], "RowEstimate"]
+
+
+def _own_cost(top: Node, node_id: str, estimate: Estimate) -> float:
+    """The own costs of the objects standing for skeleton node ``node_id``: its filter above, if any, and it."""
+    total = 0.0
+    current = top
+    while True:
+        total += estimate(current).cost.cost
+        if current.id == node_id or not isinstance(current, Filter):
+            return total
+        current = current.input
+
+
+def _same_estimate(a: RowEstimate, b: RowEstimate) -> bool:
+    """Whether a parent would estimate the same over ``a`` as over ``b`` (rows, NDVs, rows before filters)."""
+    return (
+        a.cost.rows_out == b.cost.rows_out
+        and a.base_rows == b.base_rows
+        and a.ndv == b.ndv
+        and a.base_ndv == b.base_ndv
+    )
 
 
 def _first(item: tuple[int, Expr]) -> int:
@@ -327,10 +416,12 @@ def place(
     mode: str,
     materializer: Materializer,
     total: Callable[[Node], float],
+    estimate: Estimate,
     over_budget: Callable[[], bool] = lambda: False,
     free_pass: FreePass | None = None,
 ) -> tuple[dict[int, float], int | None]:
-    """Decide every predicate's cut in place.
+    """Decide every predicate's cut in place: ``total`` costs the plan once, ``estimate`` each node, after
+    which every candidate is costed incrementally (``Materializer.moved``).
 
     Returns, for derived predicates, the plan cost without them, and the index
     of the first predicate placed by rule (deepest legal) because costing had
@@ -351,12 +442,15 @@ def place(
         # branches differ by one branch, so a candidate rebuilds its own path, not every branch's.
         shared: list[tuple[list[Position], Built]] = []
 
+        def moved(base: Built, old: list[Position], new: list[Position]) -> Built:
+            return materializer.moved(base, pred.index, old, new, estimate)
+
         def cost(cut: list[Position]) -> float:
             if len(cut) < 2:
-                return total(materializer.move(start, pred.index, where, cut).root)
+                return _total(moved(start, where, cut))
             prefix = cut[:-1]
             if not shared:
-                shared.append((prefix, materializer.move(start, pred.index, where, prefix)))
+                shared.append((prefix, moved(start, where, prefix)))
             elif shared[0][0] != prefix:  # Positions compare by identity, in C
                 before, built = shared[0]
                 by_id = dict(zip(map(id, before), before, strict=True)) | dict(
@@ -365,18 +459,18 @@ def place(
                 old_ids, new_ids = set(map(id, before)), set(map(id, prefix))
                 gone = [by_id[i] for i in old_ids - new_ids]
                 came = [by_id[i] for i in new_ids - old_ids]
-                if len(gone) + len(came) < len(prefix):
-                    built = materializer.move(built, pred.index, gone, came)
-                else:
-                    built = materializer.move(start, pred.index, where, prefix)
+                built = moved(built, gone, came) if len(gone) + len(came) < len(prefix) else moved(start, where, prefix)
                 shared[0] = (prefix, built)
-            return total(materializer.move(shared[0][1], pred.index, [], cut[-1:]).root)
+            return _total(moved(shared[0][1], [], cut[-1:]))
 
         passes = None if free_pass is None else (lambda pos: free_pass(pos, start))
         cut, cut_cost = best_cut(pred, cost, passes)
         return cut, cut_cost, cost
 
-    current = materializer.build(placements_of(preds)) if mode == "cost" else None
+    current = None
+    if mode == "cost":
+        current = materializer.build(placements_of(preds))
+        current.total = total(current.root)
     for pred in preds:
         if mode == "cost" and fallback_from is None and over_budget():
             fallback_from = pred.index
@@ -391,7 +485,7 @@ def place(
             # a derived predicate is only worth adding when it strictly lowers the cost
             if not cut_cost < absent - _EPS * max(1.0, absent):
                 cut = []
-        current = materializer.move(current, pred.index, pred.cut, cut)
+        current = materializer.moved(current, pred.index, pred.cut, cut, estimate)
         pred.cut = cut
     if mode == "cost" and fallback_from is None:
         # a second look for predicates that stopped above a legal position: decided before the predicates
@@ -400,6 +494,11 @@ def place(
             if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
                 continue
             cut, _, _ = best_at(pred, current)
-            current = materializer.move(current, pred.index, pred.cut, cut)
+            current = materializer.moved(current, pred.index, pred.cut, cut, estimate)
             pred.cut = cut
     return absent_costs, fallback_from
+
+
+def _total(built: Built) -> float:
+    assert built.total is not None, "costed by Materializer.moved"
+    return built.total
