@@ -29,13 +29,15 @@ STATUS_BY_CODE = {
 _CODE_BY_STATUS = {status: code for code, status in STATUS_BY_CODE.items()}
 
 
-async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     """The one mapping of the error hierarchy to HTTP: engine (``PlanError``) and service (``InputError``) alike."""
+    assert isinstance(exc, ServiceError)  # registered for ServiceError only
     return JSONResponse(exc.to_wire(), status_code=STATUS_BY_CODE.get(exc.code, 422))
 
 
-async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     """Starlette's own errors (404, 405) and the auth check's 401, in the service's shape."""
+    assert isinstance(exc, HTTPException)  # registered for HTTPException only
     code = _CODE_BY_STATUS.get(exc.status_code, "http_error")
     body = {"error": code, "message": str(exc.detail), "path": "$"}
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)

@@ -18,7 +18,7 @@ from service.errors import InputError
 from service.jsonguard import parse_json
 from service.optimize import OptimizeInput
 
-_EXAMPLE = {
+_EXAMPLE: dict[str, Any] = {
     "plan": {
         "op": "project",
         "exprs": [{"expr": {"col": "name"}, "as": "name"}],

@@ -130,7 +130,7 @@ def _comparable(value: Any) -> float | None:
 def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return float(a) == float(b)
-    return a == b
+    return bool(a == b)
 
 
 def _split_column_literal(pred: Call) -> tuple[Column, str, Any] | None:
@@ -215,7 +215,7 @@ class ColumnStatsSource:
             return frac if fn == "is_null" else 1 - frac
         if fn in ("like", "not_like") and isinstance(pred.args[0], Column) and isinstance(pred.args[1], Literal):
             info = self._info(pred.args[0], columns)
-            if info is None or not info.stats.mcv or not isinstance(pred.args[1].value, str):
+            if info is None or info.stats is None or not info.stats.mcv or not isinstance(pred.args[1].value, str):
                 return None
             return self._like_from_mcv(info, pred.args[1].value, negate=fn == "not_like")
         return None
@@ -361,10 +361,12 @@ class Estimator:
 
     def _cached(self, predicate: Expr) -> Step[SelectivityEstimate]:
         """Trampolined (``costmodel.trampoline``): AND, OR and NOT may nest 10,000 levels."""
+        fresh: SelectivityEstimate
         try:
             cached = self._cache.get(predicate)
         except TypeError:  # an unhashable literal value
-            return (yield self._estimate(predicate))
+            fresh = yield self._estimate(predicate)
+            return fresh
         if cached is None:
             cached = yield self._estimate(predicate)
             self._cache[predicate] = cached
@@ -384,7 +386,7 @@ class Estimator:
             parts: list[SelectivityEstimate] = []
             for arg in pred.args:
                 parts.append((yield self._cached(arg)))
-            source = max((p.source for p in parts), key=lambda s: SOURCE_RANK.get(s, 9))
+            weakest = max((p.source for p in parts), key=lambda s: SOURCE_RANK.get(s, 9))
             if pred.fn == "and":
                 s, lo, hi = 1.0, 1.0, 1.0
                 for p in parts:
@@ -398,5 +400,5 @@ class Estimator:
             else:
                 p = parts[0]
                 s, lo, hi = 1 - p.selectivity, 1 - p.high, 1 - p.low
-            return SelectivityEstimate(_clamp(s), _clamp(lo), _clamp(hi), source)
+            return SelectivityEstimate(_clamp(s), _clamp(lo), _clamp(hi), weakest)
         return self._default.estimate(pred, self.columns)

@@ -31,7 +31,7 @@ def _fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:,.2f}"
 
 
-def _selectivities(node: Node, estimate: Callable[[Expr], Any]) -> str:
+def _selectivities(node: Filter | Scan, estimate: Callable[[Expr], Any]) -> str:
     """``sel=0.1 [0.05, 0.2] statistics`` for each predicate a filter or scan applies."""
     predicates = conjuncts(node.predicate) if isinstance(node, Filter) else list(node.filters)
     parts = []

@@ -19,7 +19,8 @@ not know which) or UNKNOWN. Two uses:
 from __future__ import annotations
 
 import enum
-from collections.abc import Set
+import operator
+from collections.abc import Callable, Set
 from contextvars import ContextVar
 from typing import Any
 
@@ -175,17 +176,20 @@ def _compare(fn: str, left: Any, right: Any) -> Truth:
         (isinstance(left, numeric) and isinstance(right, numeric)) or (isinstance(left, str) and isinstance(right, str))
     ):
         return Truth.UNKNOWN
-    result = {
-        "=": left == right,
-        "!=": left != right,
-        "<>": left != right,
-        "<": left < right,
-        "<=": left <= right,
-        ">": left > right,
-        ">=": left >= right,
-        "<=>": left == right,
-    }[fn]
-    return Truth.TRUE if result else Truth.FALSE
+    return Truth.TRUE if _COMPARISONS[fn](left, right) else Truth.FALSE
+
+
+#: both sides numbers or both strings by the time these run
+_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<>": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<=>": operator.eq,
+}
 
 
 def _and(parts: list[Truth]) -> Truth:
@@ -240,8 +244,10 @@ CONSTANT_TRUTHS: ContextVar[dict[int, tuple[Expr, Truth]] | None] = ContextVar("
 def _fold(expr: Expr, nulls: Set[int]) -> Step[Truth]:
     """``_fold_here``, remembered for constant truths (no NULL columns) inside a ``plan_memo``."""
     memo = None if nulls else CONSTANT_TRUTHS.get()
+    truth: Truth
     if memo is None or not isinstance(expr, Call):
-        return (yield _fold_here(expr, nulls))
+        truth = yield _fold_here(expr, nulls)
+        return truth
     hit = memo.get(id(expr))
     if hit is not None and hit[0] is expr:
         return hit[1]

@@ -12,11 +12,11 @@ cost model only re-estimates the path that changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from heapq import heappop, heappush
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
@@ -174,7 +174,7 @@ class Materializer:
 
     def __init__(self, skeleton: Node):
         self.skeleton = skeleton
-        self._memo: dict[tuple, Node] = {}
+        self._memo: dict[tuple[Any, ...], Node] = {}
         self._parent: dict[str, str | None] = {skeleton.id: None}
         self._depth: dict[str, int] = {skeleton.id: 0}
         self._by_id: dict[str, Node] = {}
@@ -296,7 +296,15 @@ class Materializer:
             )
         return tops[node.id]
 
-    def _assemble(self, node: Node, kids: tuple[Node, ...], scan_adds, on_adds, above, filter_id: str | None) -> Node:
+    def _assemble(
+        self,
+        node: Node,
+        kids: tuple[Node, ...],
+        scan_adds: Sequence[tuple[int, Expr]],
+        on_adds: Sequence[tuple[int, Expr]],
+        above: Sequence[tuple[int, Expr]],
+        filter_id: str | None,
+    ) -> Node:
         key = (
             node.id,
             tuple(map(id, kids)),
@@ -490,6 +498,7 @@ def place(
     if mode == "cost" and fallback_from is None:
         # a second look for predicates that stopped above a legal position: decided before the predicates
         # placed after them, they may find going lower pays now
+        assert current is not None
         for pred in preds:
             if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
                 continue

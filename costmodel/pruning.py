@@ -163,7 +163,11 @@ class _Rewriter:
                 Call("and", (Call(">=", (expr.args[0], expr.args[1])), Call("<=", (expr.args[0], expr.args[2]))))
             )
         if fn == "in" and all(isinstance(a, Literal) for a in expr.args[1:]):
-            parts = [self.rewrite(Call("=", (expr.args[0], v))) for v in expr.args[1:] if v.value is not None]
+            parts = [
+                self.rewrite(Call("=", (expr.args[0], v)))
+                for v in expr.args[1:]
+                if isinstance(v, Literal) and v.value is not None
+            ]
             return or_(parts) if parts else FALSE
         return TRUE
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from costmodel.expr import Call, Column, Expr, Literal, like_regex
+
+if TYPE_CHECKING:
+    from costmodel.estimate import ColumnInfo, SelectivityEstimate, SelectivitySource
 
 
 @dataclass(frozen=True)
@@ -350,19 +353,19 @@ class SampleSource:
 
     name = "sample"
 
-    def __init__(self, samples: Mapping[str, Sample], fallback: Callable[..., Any] | None = None):
+    def __init__(self, samples: Mapping[str, Sample], fallback: SelectivitySource | None = None):
         self.samples = {name.lower(): sample for name, sample in samples.items()}
         self.fallback = fallback
 
-    def estimate(self, predicate: Expr, columns: Mapping[int, Any]):  # -> SelectivityEstimate | None
+    def estimate(self, predicate: Expr, columns: Mapping[int, ColumnInfo]) -> SelectivityEstimate | None:
         from costmodel.estimate import SelectivityEstimate
         from costmodel.expr import column_ids
 
         cids = column_ids(predicate)
         if not cids:
             return None
-        infos = [columns.get(cid) for cid in cids]
-        if any(info is None for info in infos):
+        infos = [info for cid in cids if (info := columns.get(cid)) is not None]
+        if len(infos) != len(cids):
             return None
         tables = {info.table.lower() for info in infos}
         if len(tables) != 1:

@@ -41,7 +41,7 @@ def loads(
 ) -> Any:
     """``json.loads(text, ...)`` without recursion; raises ``json.JSONDecodeError`` on malformed input."""
     # containers being filled: (the list or dict, the key awaiting its value for a dict)
-    stack: list[tuple[list[Any] | dict[str, Any], str | None]] = []
+    stack: list[tuple[list[Any] | dict[str, Any], str]] = []  # the key is "" for a list
     pos = _WHITESPACE.match(text, 0).end()  # type: ignore[union-attr]
     while True:
         # ---- one value starts at pos
@@ -63,7 +63,7 @@ def loads(
             if text.startswith("]", pos):
                 value, pos = [], pos + 1
             else:
-                stack.append(([], None))
+                stack.append(([], ""))
                 opened = True
         elif ch == '"':
             value, pos = scanstring(text, pos + 1, True)
@@ -80,7 +80,6 @@ def loads(
                 return value
             container, key = stack[-1]
             if isinstance(container, dict):
-                assert key is not None
                 container[key] = value
             else:
                 container.append(value)

@@ -62,11 +62,11 @@ def _describe(node: Any, namer: Namer) -> str:
     return f"{node.type.capitalize()} Join{aware}:{on}"
 
 
-def _children(node: Any) -> tuple[Node, ...]:
+def _children(node: Join) -> tuple[Node, ...]:
     return (node.left, node.right)
 
 
-def _with_children(node: Any, kids: Sequence[Node]) -> Node:
+def _with_children(node: Join, kids: Sequence[Node]) -> Node:
     if kids[0] is node.left and kids[1] is node.right:
         return node
     return replace(node, left=kids[0], right=kids[1])

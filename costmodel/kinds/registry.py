@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
@@ -30,18 +30,21 @@ if TYPE_CHECKING:
 #: ``output_fields`` of a kind whose rows have exactly its (first) input's columns.
 SAME_AS_INPUT: Literal["same_as_input"] = "same_as_input"
 
+#: the node class one kind describes: its hooks take that class, not any node
+N = TypeVar("N")
+
 
 class UnknownKind(TypeError):
     """A node whose class no registered kind claims: a bug, never a default."""
 
 
 @dataclass(frozen=True, slots=True)
-class OperatorKind:
-    """Everything the engine needs to know about one kind of plan node."""
+class OperatorKind(Generic[N]):
+    """Everything the engine needs to know about one kind of plan node (a ``N``)."""
 
     #: the kind's name: its key in ``options.operator_costs`` and in docs
     name: str
-    node_type: type
+    node_type: type[N]
     #: wire ``op`` names this kind reads (``union``, ``intersect`` and ``except`` share one kind)
     ops: tuple[str, ...]
     #: wire keys a node of this kind may carry besides ``op`` and ``id``
@@ -49,44 +52,44 @@ class OperatorKind:
     #: per-row cost constant k, relative to one plain comparison (docs/cost-model.md)
     default_k: float
     # ---- shape
-    children: Callable[[Node], tuple[Node, ...]]
-    with_children: Callable[[Node, Sequence[Node]], Node]
+    children: Callable[[N], tuple[Node, ...]]
+    with_children: Callable[[N, Sequence[Node]], Node]
     #: the columns it emits, or SAME_AS_INPUT
-    output_fields: Callable[[Node], tuple[Field, ...]] | Literal["same_as_input"]
+    output_fields: Callable[[N], tuple[Field, ...]] | Literal["same_as_input"]
     #: the columns its own expressions are resolved against
-    scope: Callable[[Node], tuple[Field, ...]]
+    scope: Callable[[N], tuple[Field, ...]]
     #: every expression it holds
-    expressions: Callable[[Node], list[Expr]]
+    expressions: Callable[[N], list[Expr]]
     #: the name shown for it in cost tables (a set operation shows which one)
-    label: Callable[[Node], str]
+    label: Callable[[N], str]
     # ---- wire and rendering
     read: Callable[[Binder, dict[str, Any], str, int, str], Node]
     #: the wire values ``read`` will read as child nodes, with their JSON paths, in the order it reads them;
     #: the reader reads them first, bottom-up without recursion, and ``read`` then gets them back
     wire_children: Callable[[dict[str, Any], str], list[tuple[Any, str]]]
-    write: Callable[[Node, Namer, Callable[[Node], dict[str, Any]]], dict[str, Any]]
-    describe: Callable[[Node, Namer], str]
+    write: Callable[[N, Namer, Callable[[Node], dict[str, Any]]], dict[str, Any]]
+    describe: Callable[[N, Namer], str]
     # ---- legality, estimate, inference, scan access
     #: where a predicate on its output may go instead (``costmodel.rules``)
-    push_through: Callable[[Expr, Node], Outcome]
+    push_through: Callable[[Expr, N], Outcome]
     #: rows, NDVs and cost, given its inputs' estimates
-    estimate: Callable[[CostModel, Node, list[RowEstimate], tuple[float, ...]], RowEstimate]
+    estimate: Callable[[CostModel, N, list[RowEstimate], tuple[float, ...]], RowEstimate]
     #: column equalities that hold on every row it emits, and the inputs whose equalities still hold
-    key_equalities: Callable[[Node], tuple[list[tuple[Column, Column]], tuple[Node, ...]]]
+    key_equalities: Callable[[N], tuple[list[tuple[Column, Column]], tuple[Node, ...]]]
     #: per input: are that input's rows possibly NULL-padded above, given whether this node's are
-    null_supplying: Callable[[Node, bool], tuple[bool, ...]]
+    null_supplying: Callable[[N, bool], tuple[bool, ...]]
     #: an index on the scan under it can still serve a join reading it (it keeps the scan's rows as they are)
     index_join_through: bool
     #: it renames or recomputes columns, so a correlated subquery's outer references would need rewriting below it
     renames_columns: bool
 
 
-_BY_TYPE: dict[type, OperatorKind] = {}
-_BY_OP: dict[str, OperatorKind] = {}
-_BY_NAME: dict[str, OperatorKind] = {}
+_BY_TYPE: dict[type, OperatorKind[Any]] = {}
+_BY_OP: dict[str, OperatorKind[Any]] = {}
+_BY_NAME: dict[str, OperatorKind[Any]] = {}
 
 
-def register(kind: OperatorKind) -> OperatorKind:
+def register(kind: OperatorKind[N]) -> OperatorKind[N]:
     """Add ``kind``; a second kind claiming the same class, op or name is a bug."""
     if kind.node_type in _BY_TYPE or kind.name in _BY_NAME or any(op in _BY_OP for op in kind.ops):
         raise ValueError(f"operator kind {kind.name!r} is registered twice")
@@ -97,7 +100,7 @@ def register(kind: OperatorKind) -> OperatorKind:
     return kind
 
 
-def kind_of(node: object) -> OperatorKind:
+def kind_of(node: object) -> OperatorKind[Any]:
     """The kind of ``node``; raises ``UnknownKind`` for a class no kind claims."""
     kind = _BY_TYPE.get(type(node))
     if kind is None:
@@ -105,12 +108,12 @@ def kind_of(node: object) -> OperatorKind:
     return kind
 
 
-def kind_for_op(op: str) -> OperatorKind | None:
+def kind_for_op(op: str) -> OperatorKind[Any] | None:
     """The kind reading wire ``op``, or None when no kind does."""
     return _BY_OP.get(op)
 
 
-def all_kinds() -> tuple[OperatorKind, ...]:
+def all_kinds() -> tuple[OperatorKind[Any], ...]:
     return tuple(_BY_NAME.values())
 
 

@@ -142,7 +142,7 @@ def _no_children(node: Any) -> tuple[Node, ...]:
     return ()
 
 
-def _same_node(node: Any, kids: Sequence[Node]) -> Node:
+def _same_node(node: Scan, kids: Sequence[Node]) -> Node:
     return node
 
 

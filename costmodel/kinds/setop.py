@@ -58,11 +58,11 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, out, model.options.k("union"), {})
 
 
-def _children(node: Any) -> tuple[Node, ...]:
-    return node.inputs  # type: ignore[no-any-return]
+def _children(node: SetOp) -> tuple[Node, ...]:
+    return node.inputs
 
 
-def _with_children(node: Any, kids: Sequence[Node]) -> Node:
+def _with_children(node: SetOp, kids: Sequence[Node]) -> Node:
     return node if all(a is b for a, b in zip(kids, node.inputs, strict=True)) else replace(node, inputs=tuple(kids))
 
 

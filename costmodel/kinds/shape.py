@@ -7,17 +7,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from costmodel.expr import Column, Expr
 from costmodel.plan import Field, NamedExpr, Node, output_fields
 
 
-def unary_children(node: Any) -> tuple[Node, ...]:
+class OneInput(Protocol):
+    """A one-input node: a frozen dataclass with an ``input``."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def input(self) -> Node: ...
+
+
+U = TypeVar("U", bound=OneInput)
+
+
+def unary_children(node: OneInput) -> tuple[Node, ...]:
     return (node.input,)
 
 
-def unary_with_children(node: Any, kids: Sequence[Node]) -> Node:
+def unary_with_children(node: U, kids: Sequence[Node]) -> U:
     return node if kids[0] is node.input else replace(node, input=kids[0])
 
 

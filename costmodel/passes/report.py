@@ -115,7 +115,7 @@ class Reporter:
         on_path = _on_path(pred.root, in_cut)
 
         if pred.kind == "derived":
-            entry = {
+            entry: dict[str, Any] = {
                 "predicate": text,
                 "operator": pred.via,
                 "action": "pushed" if pred.cut else "kept",
@@ -133,7 +133,7 @@ class Reporter:
             if pos.kind == SCAN or pos.form_from_where:
                 continue
             side = pos.entered_child() if isinstance(pos.node, Join) else None
-            entry: dict[str, Any] = {"predicate": to_sql(pos.form), "operator": pos.node.id}
+            entry = {"predicate": to_sql(pos.form), "operator": pos.node.id}
             if id(pos) in in_cut:
                 if pos.stop is not None:
                     entry.update(action="blocked", reason=pos.stop.reason, detail=pos.stop.detail)

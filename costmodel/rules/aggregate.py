@@ -11,13 +11,13 @@ and never when a set is empty (the grand total row exists even for no input).
 
 from __future__ import annotations
 
-from costmodel.expr import Column, column_ids, substitute
+from costmodel.expr import Column, Expr, column_ids, substitute
 from costmodel.plan import Aggregate
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
-def push_through_aggregate(predicate, node: Aggregate) -> Outcome:
+def push_through_aggregate(predicate: Expr, node: Aggregate) -> Outcome:
     if not node.group_by:
         return Blocked(Reason.GLOBAL_AGGREGATE, "an aggregate without group keys emits a row even for empty input")
     used = column_ids(predicate)

@@ -11,13 +11,13 @@ filter may be what guards it, e.g. ``b != 0`` below ``a / b > 1``).
 
 from __future__ import annotations
 
-from costmodel.expr import can_raise, has_aggregate_or_window, is_deterministic, opaque_detail, opaque_names
+from costmodel.expr import Expr, can_raise, has_aggregate_or_window, is_deterministic, opaque_detail, opaque_names
 from costmodel.plan import Filter
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
-def push_through_filter(predicate, node: Filter) -> Outcome:
+def push_through_filter(predicate: Expr, node: Filter) -> Outcome:
     if has_aggregate_or_window(node.predicate):
         return Blocked(Reason.FILTER_READS_AGGREGATE, "the filter below reads an aggregate over its input rows")
     if opaque_names(node.predicate):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from costmodel.expr import (
     Column,
+    Expr,
     column_ids,
     has_aggregate_or_window,
     is_deterministic,
@@ -24,7 +25,7 @@ from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
-def push_through_project(predicate, node: Project) -> Outcome:
+def push_through_project(predicate: Expr, node: Project) -> Outcome:
     mapping = {}
     used = column_ids(predicate)
     for named in node.exprs:

@@ -13,12 +13,12 @@ sides of except is sound; likewise intersect and union.
 
 from __future__ import annotations
 
-from costmodel.expr import substitute
+from costmodel.expr import Expr, substitute
 from costmodel.plan import SetOp, output_fields
 from costmodel.rules import Crossing, Outcome
 
 
-def push_through_setop(predicate, node: SetOp) -> Outcome:
+def push_through_setop(predicate: Expr, node: SetOp) -> Outcome:
     crossings = []
     for i, branch in enumerate(node.inputs):
         branch_fields = output_fields(branch)

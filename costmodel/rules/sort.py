@@ -9,12 +9,13 @@ not the filtered first N rows, so the predicate stays above.
 
 from __future__ import annotations
 
+from costmodel.expr import Expr
 from costmodel.plan import Sort
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 
-def push_through_sort(predicate, node: Sort) -> Outcome:
+def push_through_sort(predicate: Expr, node: Sort) -> Outcome:
     if node.limit is not None:
         return Blocked(Reason.SORT_LIMIT, f"the sort keeps only its first {node.limit} rows")
     return [Crossing(0, predicate)]

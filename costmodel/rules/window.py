@@ -9,7 +9,7 @@ removing some rows of a partition changes rank(), sum() and the rest.
 
 from __future__ import annotations
 
-from costmodel.expr import Column, column_ids
+from costmodel.expr import Column, Expr, column_ids
 from costmodel.plan import Window
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
@@ -24,7 +24,7 @@ def common_partition_keys(node: Window) -> frozenset[int]:
     return common or frozenset()
 
 
-def push_through_window(predicate, node: Window) -> Outcome:
+def push_through_window(predicate: Expr, node: Window) -> Outcome:
     used = column_ids(predicate)
     outputs = {f.cid for f in node.functions}
     if used & outputs:

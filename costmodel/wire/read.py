@@ -359,7 +359,7 @@ class Binder:
         if done is not None:
             return done
         # (raw node, its path, its depth, its kind once entered, its id, the stand-in for its path)
-        stack: list[tuple[Any, str, int, OperatorKind | None, str, str]] = [(raw, path, depth, None, "", "")]
+        stack: list[tuple[Any, str, int, OperatorKind[Any] | None, str, str]] = [(raw, path, depth, None, "", "")]
         while stack:
             item, where, level, kind, nid, token = stack.pop()
             if kind is None:  # entering: check it, give it its id, then read its children first
@@ -373,7 +373,7 @@ class Binder:
             self._read[where] = kind.read(self, item, token, level, nid)
         return self._read.pop(path)
 
-    def _enter(self, raw: Any, path: str, depth: int) -> OperatorKind:
+    def _enter(self, raw: Any, path: str, depth: int) -> OperatorKind[Any]:
         if depth > MAX_DEPTH:
             raise PlanError("too_deep", f"plan nests deeper than {MAX_DEPTH} levels", path)
         if not isinstance(raw, dict):
