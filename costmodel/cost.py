@@ -147,22 +147,24 @@ class CostModel:
     # ---------------------------------------------------------------- estimation
 
     def _est(self, node: Node) -> RowEstimate:
-        hit = self._memo.get(id(node))
-        if hit is not None and hit[0] is node:
+        memo = self._memo  # it holds every node it has seen, so a live node's id is in it only for that node
+        hit = memo.get(id(node))
+        if hit is not None:
             return hit[1]
         # inputs first, with an explicit stack (a plan may be 10,000 levels deep); each is estimated once
-        stack: list[tuple[Node, bool]] = [(node, False)]
+        stack: list[Node] = [node]
         while stack:
-            current, ready = stack.pop()
-            hit = self._memo.get(id(current))
-            if hit is not None and hit[0] is current:
+            current = stack[-1]
+            if id(current) in memo:
+                stack.pop()
                 continue
-            if not ready:
-                stack.append((current, True))
-                stack.extend((kid, False) for kid in reversed(children(current)))
+            kids = children(current)
+            if not all(map(memo.__contains__, map(id, kids))):  # in C: a union may have 3,000 inputs
+                stack.extend(kid for kid in reversed(kids) if id(kid) not in memo)
                 continue
-            self._memo[id(current)] = (current, self._estimate(current))
-        return self._memo[id(node)][1]
+            stack.pop()
+            memo[id(current)] = (current, self._estimate(current))
+        return memo[id(node)][1]
 
     def apply(self, rows: float, ndv: dict[int, float], predicates: list[Expr]) -> tuple[float, float]:
         """Rows after ``predicates``; updates ``ndv`` in place; returns (rows, per-row cost k).

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from heapq import heappop, heappush
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from costmodel.expr import Expr, and_, conjuncts
@@ -246,7 +246,11 @@ class Materializer:
         while queue:
             _, node_id = heappop(queue)
             node = self._by_id[node_id]
-            kids = tuple(rebuilt.get(kid.id) or base.tops[kid.id] for kid in children(node))
+            ids = tuple(map(_node_id, children(node)))
+            if len(ids) > 8:  # a union of thousands of inputs: looked up in C
+                kids = tuple(map((base.tops | rebuilt).__getitem__, ids))
+            else:
+                kids = tuple(rebuilt[i] if i in rebuilt else base.tops[i] for i in ids)
             top = self._assemble(
                 node,
                 kids,
@@ -305,12 +309,15 @@ class Materializer:
         above: Sequence[tuple[int, Expr]],
         filter_id: str | None,
     ) -> Node:
-        key = (
+        key = (  # built with C-level maps: a filter may hold thousands of conjuncts
             node.id,
             tuple(map(id, kids)),
-            tuple((i, id(f)) for i, f in scan_adds),
-            tuple((i, id(f)) for i, f in on_adds),
-            tuple((i, id(f)) for i, f in above),
+            tuple(map(_first, scan_adds)),
+            tuple(map(id, map(_second, scan_adds))),
+            tuple(map(_first, on_adds)),
+            tuple(map(id, map(_second, on_adds))),
+            tuple(map(_first, above)),
+            tuple(map(id, map(_second, above))),
             filter_id,
         )
         hit = self._memo.get(key)
@@ -319,13 +326,13 @@ class Materializer:
         new = with_children(node, kids)
         if scan_adds:
             assert isinstance(new, Scan)
-            new = replace(new, filters=new.filters + tuple(f for _, f in sorted(scan_adds, key=_first)))
+            new = replace(new, filters=new.filters + tuple(map(_second, sorted(scan_adds, key=_first))))
         if on_adds:
             assert isinstance(new, Join)
-            parts = ([] if new.on is None else conjuncts(new.on)) + [f for _, f in sorted(on_adds, key=_first)]
+            parts = ([] if new.on is None else conjuncts(new.on)) + list(map(_second, sorted(on_adds, key=_first)))
             new = replace(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
         if above:
-            forms = [f for _, f in sorted(above, key=_first)]
+            forms = list(map(_second, sorted(above, key=_first)))
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)
         self._memo[key] = new
         return new
@@ -359,8 +366,8 @@ def _same_estimate(a: RowEstimate, b: RowEstimate) -> bool:
     )
 
 
-def _first(item: tuple[int, Expr]) -> int:
-    return item[0]
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
@@ -445,31 +452,26 @@ def place(
     def best_at(pred: Pred, start: Built) -> tuple[list[Position], float, Callable[[list[Position]], float]]:
         """The best cut of ``pred`` with the other predicates as in ``start``, and the costing used."""
         where = pred.cut
-        # The plan with the predicate at all but the last position of the latest cut costed, kept and moved
-        # on: in a fork each branch's candidates share the other branches' positions, and consecutive
-        # branches differ by one branch, so a candidate rebuilds its own path, not every branch's.
-        shared: list[tuple[list[Position], Built]] = []
-
-        def moved(base: Built, old: list[Position], new: list[Position]) -> Built:
-            return materializer.moved(base, pred.index, old, new, estimate)
+        # The latest cut costed and its plan: the next candidate is costed as a move from it. In a fork the
+        # next candidate differs by one branch (its top position out, the candidate in), so only that
+        # branch is rebuilt and the estimates settle below the fork.
+        latest: list[tuple[list[Position], Built]] = []
 
         def cost(cut: list[Position]) -> float:
-            if len(cut) < 2:
-                return _total(moved(start, where, cut))
-            prefix = cut[:-1]
-            if not shared:
-                shared.append((prefix, moved(start, where, prefix)))
-            elif shared[0][0] != prefix:  # Positions compare by identity, in C
-                before, built = shared[0]
-                by_id = dict(zip(map(id, before), before, strict=True)) | dict(
-                    zip(map(id, prefix), prefix, strict=True)
-                )
-                old_ids, new_ids = set(map(id, before)), set(map(id, prefix))
+            if not latest:
+                built = materializer.moved(start, pred.index, where, cut, estimate)
+            else:
+                before, base = latest[0]
+                by_id = dict(zip(map(id, before), before, strict=True)) | dict(zip(map(id, cut), cut, strict=True))
+                old_ids, new_ids = set(map(id, before)), set(map(id, cut))
                 gone = [by_id[i] for i in old_ids - new_ids]
                 came = [by_id[i] for i in new_ids - old_ids]
-                built = moved(built, gone, came) if len(gone) + len(came) < len(prefix) else moved(start, where, prefix)
-                shared[0] = (prefix, built)
-            return _total(moved(shared[0][1], [], cut[-1:]))
+                if len(gone) + len(came) <= len(where) + len(cut):
+                    built = materializer.moved(base, pred.index, gone, came, estimate)
+                else:
+                    built = materializer.moved(start, pred.index, where, cut, estimate)
+            latest[:] = [(cut, built)]
+            return _total(built)
 
         passes = None if free_pass is None else (lambda pos: free_pass(pos, start))
         cut, cut_cost = best_cut(pred, cost, passes)
