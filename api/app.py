@@ -25,7 +25,7 @@ from service.bounded import BoundedRunner
 from service.feedback.use_case import FeedbackService
 from service.job_store import DatabaseJobStates
 from service.jobs import JobRunner, JobStates, MemoryJobStates
-from service.optimize import OptimizeService, allow_deep_plans
+from service.optimize import OptimizeService
 from service.request_cache import request_cache
 from service.settings import Settings
 from service.statistics import StatisticsStore
@@ -41,7 +41,6 @@ and per-node cost tables before and after."""
 def create_app(settings: Settings | None = None) -> FastAPI:
     """A new app with its own settings and use case; nothing is shared between two apps."""
     settings = settings or Settings()
-    allow_deep_plans()
     app = FastAPI(
         title="Pushdown decision service",
         version=__version__,

@@ -52,7 +52,6 @@ from bench.spark_measure import EXCLUDED_RULES, Measured, compare_results  # noq
 from bench.spark_plancheck import _pushed_by_table, check_plans, inspect_plan  # noqa: E402
 from bench.spark_workload import WORKLOAD, ensure_doc_table, register_functions, workload_catalog  # noqa: E402
 from service.client import Answer, PushdownClient  # noqa: E402
-from service.optimize import allow_deep_plans  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.spark_plan import to_sql  # noqa: E402
 from service.spark_runner import SparkRun, run_sql  # noqa: E402
@@ -355,7 +354,6 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
     """Run the benchmark; ``spark``: an existing session to borrow (a new session on its context is used,
     so its temporary views, settings and UDFs stay untouched)."""
     args = parse_args(argv)
-    allow_deep_plans()
     names = _select(args.queries, QUERIES)
     work = _select(args.workload, [q.name for q in WORKLOAD])
     data = ensure_data(args.scale, args.data_root)

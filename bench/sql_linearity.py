@@ -33,7 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from costmodel import optimize_wire  # noqa: E402
-from service.optimize import allow_deep_plans  # noqa: E402
 from service.sql import SqlError, plan_to_sql, sql_to_plan  # noqa: E402
 
 TPCH = ROOT / "bench" / "tpch"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from costmodel.catalog import Catalog
@@ -100,6 +101,9 @@ class CostModel:
         self._joint_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float | None]] = {}
         self._samples = any(getattr(source, "name", "") in JOINT_SOURCES for source in estimator.sources)
         self._memo: dict[int, tuple[Node, RowEstimate]] = {}
+        #: the node being estimated and its inputs' estimates (``_estimate``, read by ``make``)
+        self._kids_of: Node | None = None
+        self._kids: list[RowEstimate] = []
         self._facts: dict[int, tuple[Expr, float, float, frozenset[int]]] = {}
         self.warnings: list[str] = []
         #: conjunct estimations done so far: placement stops costing past a budget
@@ -133,18 +137,34 @@ class CostModel:
         """The per-node cost table, in plan pre-order."""
         return [self._est(node).cost for node in walk_plan(plan)]
 
+    def row_estimate(self, node: Node) -> RowEstimate:
+        """``node``'s rows, NDVs and cost row (estimated once per node object)."""
+        return self._est(node)
+
     def node_cost(self, node: Node) -> NodeCost:
         return self._est(node).cost
 
     # ---------------------------------------------------------------- estimation
 
     def _est(self, node: Node) -> RowEstimate:
-        hit = self._memo.get(id(node))
-        if hit is not None and hit[0] is node:
+        memo = self._memo  # it holds every node it has seen, so a live node's id is in it only for that node
+        hit = memo.get(id(node))
+        if hit is not None:
             return hit[1]
-        est = self._estimate(node)
-        self._memo[id(node)] = (node, est)
-        return est
+        # inputs first, with an explicit stack (a plan may be 10,000 levels deep); each is estimated once
+        stack: list[Node] = [node]
+        while stack:
+            current = stack[-1]
+            if id(current) in memo:
+                stack.pop()
+                continue
+            kids = children(current)
+            if not all(map(memo.__contains__, map(id, kids))):  # in C: a union may have 3,000 inputs
+                stack.extend(kid for kid in reversed(kids) if id(kid) not in memo)
+                continue
+            stack.pop()
+            memo[id(current)] = (current, self._estimate(current))
+        return memo[id(node)][1]
 
     def apply(self, rows: float, ndv: dict[int, float], predicates: list[Expr]) -> tuple[float, float]:
         """Rows after ``predicates``; updates ``ndv`` in place; returns (rows, per-row cost k).
@@ -203,7 +223,8 @@ class CostModel:
         rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
         rows_in = sum(inputs)
         cost = k * rows_in + extra
-        below = sum(self._est(child).cost.subtree_cost for child in children(node))
+        kids = self._kids if self._kids_of is node else [self._est(child) for child in children(node)]
+        below = sum(map(_subtree_cost, kids))
         base_rows, base_ndv = base if base is not None else (rows_out, ndv)
         return RowEstimate(
             NodeCost(node.id, op_name(node), rows_in, rows_out, k, cost, below + cost, inputs),
@@ -213,9 +234,15 @@ class CostModel:
         )
 
     def _estimate(self, node: Node) -> RowEstimate:
-        kid_ests = [self._est(child) for child in children(node)]
-        inputs = tuple(e.cost.rows_out for e in kid_ests)
-        return kind_of(node).estimate(self, node, kid_ests, inputs)
+        """``node``'s estimate; its inputs' are known (``_est``). A union of 2,000 branches is estimated once
+        per candidate placement, so its inputs are looked up once, for the kind's hook and ``make`` both."""
+        kid_ests = list(map(_second, map(self._memo.__getitem__, map(id, children(node)))))
+        inputs = tuple(map(_rows_out, kid_ests))
+        self._kids_of, self._kids = node, kid_ests
+        try:
+            return kind_of(node).estimate(self, node, kid_ests, inputs)
+        finally:
+            self._kids_of, self._kids = None, []
 
     def kept_rows(self, table: Any, kept: tuple[str, ...], rows: float) -> float:
         """Rows of the containers left after pruning: their counts, or their share of the table."""
@@ -231,6 +258,11 @@ class CostModel:
         if len(cids) == 1:
             return ndv.get(next(iter(cids)))
         return None
+
+
+_second = itemgetter(1)
+_rows_out = attrgetter("cost.rows_out")
+_subtree_cost = attrgetter("cost.subtree_cost")
 
 
 def _column_equality(pred: Expr) -> tuple[int, int] | None:

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from costmodel.catalog import ColumnStats
 from costmodel.expr import Call, Column, Expr, Literal, Subquery, like_regex
 from costmodel.fold import Truth, constant_truth
+from costmodel.trampoline import Step, run
 
 #: Weakest last. A combined estimate reports the weakest source of its parts.
 SOURCE_RANK = {"constant": 0, "feedback": 1, "sample": 1, "statistics": 2, "default": 3}
@@ -356,16 +357,22 @@ class Estimator:
         self._default = DefaultSource()
 
     def estimate(self, predicate: Expr) -> SelectivityEstimate:
+        return run(self._cached(predicate))
+
+    def _cached(self, predicate: Expr) -> Step[SelectivityEstimate]:
+        """Trampolined (``costmodel.trampoline``): AND, OR and NOT may nest 10,000 levels."""
+        fresh: SelectivityEstimate
         try:
             cached = self._cache.get(predicate)
         except TypeError:  # an unhashable literal value
-            return self._estimate(predicate)
+            fresh = yield self._estimate(predicate)
+            return fresh
         if cached is None:
-            cached = self._estimate(predicate)
+            cached = yield self._estimate(predicate)
             self._cache[predicate] = cached
         return cached
 
-    def _estimate(self, pred: Expr) -> SelectivityEstimate:
+    def _estimate(self, pred: Expr) -> Step[SelectivityEstimate]:
         truth = constant_truth(pred)  # a = NULL reads a column and is still never true
         if truth is Truth.TRUE:
             return SelectivityEstimate(1.0, 1.0, 1.0, "constant")
@@ -376,7 +383,9 @@ class Estimator:
             if found is not None:
                 return found
         if isinstance(pred, Call) and pred.fn in ("and", "or", "not"):
-            parts = [self.estimate(a) for a in pred.args]
+            parts: list[SelectivityEstimate] = []
+            for arg in pred.args:
+                parts.append((yield self._cached(arg)))
             weakest = max((p.source for p in parts), key=lambda s: SOURCE_RANK.get(s, 9))
             if pred.fn == "and":
                 s, lo, hi = 1.0, 1.0, 1.0

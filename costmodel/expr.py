@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -152,6 +153,15 @@ class Call:
     #: maybe failing, of unknown cost; never moved (docs/api.md, "functions")
     opaque: bool = False
 
+    def __eq__(self, other: object) -> bool:
+        """Structural, without recursion (an expression may nest 10,000 levels)."""
+        if not isinstance(other, Call):
+            return NotImplemented
+        return _equal(self, other)
+
+    def __hash__(self) -> int:
+        return _hash(self)
+
 
 @dataclass(frozen=True, slots=True)
 class Subquery:
@@ -162,8 +172,78 @@ class Subquery:
     args: tuple[Expr, ...] = ()
     outer_refs: frozenset[int] = frozenset()
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Subquery):
+            return NotImplemented
+        return _equal(self, other)
+
+    def __hash__(self) -> int:
+        return _hash(self)
+
 
 Expr = Column | Literal | Call | Subquery
+
+
+def _own(expr: Call | Subquery) -> tuple[object, ...]:
+    """The fields of a call or subquery besides its arguments (a subquery's plan by its id)."""
+    if isinstance(expr, Call):
+        return (expr.fn, expr.distinct, expr.type, expr.name, expr.cost, expr.deterministic, expr.may_fail, expr.opaque)
+    return (expr.kind, expr.plan.id, expr.outer_refs)
+
+
+def _equal(a: Expr, b: Expr) -> bool:
+    """``a == b`` field by field, with an explicit stack (the generated ``__eq__`` recurses once per level)."""
+    stack: list[tuple[Expr, Expr]] = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, (Call, Subquery)):
+            assert isinstance(y, (Call, Subquery))
+            if len(x.args) != len(y.args) or _own(x) != _own(y):
+                return False
+            if isinstance(x, Subquery) and isinstance(y, Subquery) and x.plan is not y.plan and x.plan != y.plan:
+                return False
+            stack.extend(zip(x.args, y.args, strict=True))
+        elif x != y:
+            return False
+    return True
+
+
+#: Hashes of calls and subqueries computed in this optimization, by object (``costmodel.plan.plan_memo``).
+HASHES: ContextVar[dict[int, tuple[Expr, int]] | None] = ContextVar("expr_hashes", default=None)
+
+
+def _hash(expr: Expr) -> int:
+    """A hash agreeing with ``_equal``, computed children first with an explicit stack; inside a
+    ``plan_memo`` each object's hash is kept, so a predicate rebuilt over old parts hashes only the new ones."""
+    memo = HASHES.get()
+    if memo is None:
+        memo = {}
+    hashes: list[int] = []
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        if not isinstance(node, (Call, Subquery)):
+            hashes.append(hash(node))
+            continue
+        hit = memo.get(id(node))
+        if hit is not None and hit[0] is node:
+            hashes.append(hit[1])
+        elif not ready:
+            stack.append((node, True))
+            stack.extend((arg, False) for arg in reversed(node.args))
+        else:
+            count = len(node.args)
+            kids = tuple(hashes[len(hashes) - count :])
+            del hashes[len(hashes) - count :]
+            value = hash((type(node).__name__, _own(node), kids))
+            memo[id(node)] = (node, value)
+            hashes.append(value)
+    return hashes[0]
+
 
 TRUE = Literal(True, "boolean")
 FALSE = Literal(False, "boolean")
@@ -195,22 +275,27 @@ def or_(parts: list[Expr]) -> Expr:
 
 
 def conjuncts(expr: Expr) -> list[Expr]:
-    """Split ``a AND (b AND c)`` into ``[a, b, c]``."""
-    if isinstance(expr, Call) and expr.fn == "and":
-        out: list[Expr] = []
-        for arg in expr.args:
-            out.extend(conjuncts(arg))
-        return out
-    return [expr]
+    """Split ``a AND (b AND c)`` into ``[a, b, c]`` (iterative: a nested chain may be deep)."""
+    return _flatten(expr, "and")
 
 
 def disjuncts(expr: Expr) -> list[Expr]:
-    if isinstance(expr, Call) and expr.fn == "or":
-        out: list[Expr] = []
-        for arg in expr.args:
-            out.extend(disjuncts(arg))
-        return out
-    return [expr]
+    """Split ``a OR (b OR c)`` into ``[a, b, c]``."""
+    return _flatten(expr, "or")
+
+
+def _flatten(expr: Expr, fn: str) -> list[Expr]:
+    if not (isinstance(expr, Call) and expr.fn == fn):
+        return [expr]
+    out: list[Expr] = []
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Call) and node.fn == fn:
+            stack.extend(reversed(node.args))
+        else:
+            out.append(node)
+    return out
 
 
 # ---------------------------------------------------------------- traversal
@@ -317,13 +402,25 @@ def can_raise(expr: Expr) -> bool:
 
 
 def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
-    """Rebuild ``expr`` bottom-up, replacing each node ``n`` by ``fn(n)`` when not None."""
-    if isinstance(expr, Call) or isinstance(expr, Subquery) and expr.args:
-        args = tuple(transform(arg, fn) for arg in expr.args)
-        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
-            expr = replace(expr, args=args)
-    result = fn(expr)
-    return expr if result is None else result
+    """Rebuild ``expr`` bottom-up, replacing each node ``n`` by ``fn(n)`` when not None (iterative)."""
+    results: list[Expr] = []
+    # (node, number of args already rebuilt onto ``results``; -1: not yet expanded)
+    stack: list[tuple[Expr, int]] = [(expr, -1)]
+    while stack:
+        node, count = stack.pop()
+        if count < 0 and (isinstance(node, Call) or isinstance(node, Subquery) and node.args):
+            stack.append((node, len(node.args)))
+            stack.extend((arg, -1) for arg in reversed(node.args))
+            continue
+        if count > 0:
+            assert isinstance(node, (Call, Subquery))
+            args = tuple(results[-count:])
+            del results[-count:]
+            if any(a is not b for a, b in zip(args, node.args, strict=True)):
+                node = replace(node, args=args)
+        result = fn(node)
+        results.append(node if result is None else result)
+    return results[0]
 
 
 def substitute(expr: Expr, mapping: Mapping[int, Expr]) -> Expr:

@@ -21,9 +21,11 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Callable, Set
+from contextvars import ContextVar
 from typing import Any
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
+from costmodel.trampoline import Step, run
 
 
 class Truth(enum.Enum):
@@ -86,8 +88,8 @@ STRICT = frozenset(
 _UNK = object()  # a value we cannot know
 
 
-def _value(expr: Expr, nulls: Set[int]) -> Any:
-    """A constant value for ``expr``, ``None`` for NULL, or ``_UNK``."""
+def _value(expr: Expr, nulls: Set[int]) -> Step[Any]:
+    """A constant value for ``expr``, ``None`` for NULL, or ``_UNK`` (trampolined: ``costmodel.trampoline``)."""
     if isinstance(expr, Literal):
         return expr.value
     if isinstance(expr, Column):
@@ -96,19 +98,19 @@ def _value(expr: Expr, nulls: Set[int]) -> Any:
         return _UNK
     if expr.fn == "coalesce" or expr.fn in ("nvl", "ifnull"):
         for arg in expr.args:
-            value = _value(arg, nulls)
+            value = yield _value(arg, nulls)
             if value is _UNK:
                 return _UNK
             if value is not None:
                 return value
         return None
     if expr.fn == "case":
-        return _case_value(expr, nulls)
+        return (yield _case_value(expr, nulls))
     if _is_boolean(expr):
-        truth = fold(expr, nulls)
+        truth = yield _fold(expr, nulls)
         return {Truth.TRUE: True, Truth.FALSE: False, Truth.NULL: None}.get(truth, _UNK)
     if expr.fn in STRICT:
-        values = [_value(a, nulls) for a in expr.args]
+        values = yield _values(expr.args, nulls)
         if any(v is None for v in values):
             return None
         if any(v is _UNK for v in values):
@@ -117,15 +119,22 @@ def _value(expr: Expr, nulls: Set[int]) -> Any:
     return _UNK
 
 
-def _case_value(expr: Call, nulls: Set[int]) -> Any:
+def _values(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Any]]:
+    out = []
+    for arg in args:
+        out.append((yield _value(arg, nulls)))
+    return out
+
+
+def _case_value(expr: Call, nulls: Set[int]) -> Step[Any]:
     args = expr.args
     for i in range(0, len(args) - 1, 2):
-        cond = fold(args[i], nulls)
+        cond = yield _fold(args[i], nulls)
         if cond is Truth.TRUE:
-            return _value(args[i + 1], nulls)
+            return (yield _value(args[i + 1], nulls))
         if cond is Truth.UNKNOWN:
             return _UNK
-    return _value(args[-1], nulls) if len(args) % 2 else None
+    return (yield _value(args[-1], nulls)) if len(args) % 2 else None
 
 
 def _arith(fn: str, values: list[Any]) -> Any:
@@ -217,6 +226,37 @@ def _not(part: Truth) -> Truth:
 
 def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
     """The truth of predicate ``expr`` with columns ``nulls`` NULL and all others unknown."""
+    return run(_fold(expr, nulls))
+
+
+def _folds(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Truth]]:
+    out = []
+    for arg in args:
+        out.append((yield _fold(arg, nulls)))
+    return out
+
+
+#: Truths of expressions with no column NULL (``constant_truth``), by object, in this optimization
+#: (``costmodel.plan.plan_memo``): the estimator asks at every level of a nested AND, OR or NOT.
+CONSTANT_TRUTHS: ContextVar[dict[int, tuple[Expr, Truth]] | None] = ContextVar("constant_truths", default=None)
+
+
+def _fold(expr: Expr, nulls: Set[int]) -> Step[Truth]:
+    """``_fold_here``, remembered for constant truths (no NULL columns) inside a ``plan_memo``."""
+    memo = None if nulls else CONSTANT_TRUTHS.get()
+    truth: Truth
+    if memo is None or not isinstance(expr, Call):
+        truth = yield _fold_here(expr, nulls)
+        return truth
+    hit = memo.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    truth = yield _fold_here(expr, nulls)
+    memo[id(expr)] = (expr, truth)
+    return truth
+
+
+def _fold_here(expr: Expr, nulls: Set[int]) -> Step[Truth]:
     if isinstance(expr, Literal):
         if expr.value is None:
             return Truth.NULL
@@ -226,24 +266,24 @@ def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
     if isinstance(expr, Column):
         return Truth.NULL if expr.cid in nulls else Truth.UNKNOWN
     if isinstance(expr, Subquery):
-        if expr.kind == "in" and _value(expr.args[0], nulls) is None:
+        if expr.kind == "in" and (yield _value(expr.args[0], nulls)) is None:
             return Truth.NOT_TRUE  # NULL IN (...) is NULL, or FALSE for an empty subquery
         return Truth.UNKNOWN
     fn = expr.fn
     if fn == "and":
-        return _and([fold(a, nulls) for a in expr.args])
+        return _and((yield _folds(expr.args, nulls)))
     if fn == "or":
-        return _or([fold(a, nulls) for a in expr.args])
+        return _or((yield _folds(expr.args, nulls)))
     if fn == "not":
-        return _not(fold(expr.args[0], nulls))
+        return _not((yield _fold(expr.args[0], nulls)))
     if fn in ("is_null", "is_not_null"):
-        value = _value(expr.args[0], nulls)
+        value = yield _value(expr.args[0], nulls)
         if value is _UNK:
             return Truth.UNKNOWN
         is_null = value is None
         return Truth.TRUE if is_null == (fn == "is_null") else Truth.FALSE
     if fn in ("is_true", "is_false", "is_not_true", "is_not_false"):
-        inner = fold(expr.args[0], nulls)
+        inner = yield _fold(expr.args[0], nulls)
         if inner is Truth.UNKNOWN:
             return Truth.UNKNOWN
         if inner is Truth.NOT_TRUE:
@@ -253,24 +293,24 @@ def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
             hit = not hit
         return Truth.TRUE if hit else Truth.FALSE
     if fn == "<=>":
-        left, right = (_value(a, nulls) for a in expr.args)
+        left, right = yield _values(expr.args, nulls)
         if left is _UNK or right is _UNK:
             return Truth.UNKNOWN
         if left is None or right is None:
             return Truth.TRUE if left is None and right is None else Truth.FALSE
         return _compare("=", left, right)
     if fn in COMPARISONS:
-        left, right = (_value(a, nulls) for a in expr.args)
+        left, right = yield _values(expr.args, nulls)
         if left is None or right is None:
             return Truth.NULL
         if left is _UNK or right is _UNK:
             return Truth.UNKNOWN
         return _compare(fn, left, right)
     if fn == "in":
-        needle = _value(expr.args[0], nulls)
+        needle = yield _value(expr.args[0], nulls)
         if needle is None:
             return Truth.NULL
-        values = [_value(a, nulls) for a in expr.args[1:]]
+        values = yield _values(expr.args[1:], nulls)
         if needle is _UNK:
             # x IN (NULL, NULL) can never be true
             return Truth.NOT_TRUE if all(v is None for v in values) else Truth.UNKNOWN
@@ -279,13 +319,13 @@ def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
         ]
         return _or(results)
     if fn == "between":
-        x, lo, hi = (_value(a, nulls) for a in expr.args)
+        x, lo, hi = yield _values(expr.args, nulls)
         if x is None:
             return Truth.NULL
         ge = Truth.NULL if lo is None else Truth.UNKNOWN if _UNK in (x, lo) else _compare(">=", x, lo)
         le = Truth.NULL if hi is None else Truth.UNKNOWN if _UNK in (x, hi) else _compare("<=", x, hi)
         return _and([ge, le])
-    value = _value(expr, nulls)
+    value = yield _value(expr, nulls)
     if value is _UNK:
         return Truth.UNKNOWN
     if value is None:

@@ -8,7 +8,6 @@ operator, estimates, cost tables, EXPLAIN.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any
 
@@ -27,6 +26,7 @@ from costmodel.plan import (
     map_expressions,
     node_expressions,
     output_fields,
+    plan_memo,
     walk_plan,
     with_children,
 )
@@ -46,13 +46,6 @@ def _tracked_columns(plan: Node) -> frozenset[int]:
     return frozenset(out)
 
 
-def _allow_deep_plans() -> None:
-    """The wire reader, the writer and the cost model still recurse once per plan level (a few frames each);
-    plans as deep as the reader accepts (MAX_DEPTH) need more than Python's default 1000 frames."""
-    if sys.getrecursionlimit() < 20000:
-        sys.setrecursionlimit(20000)
-
-
 def optimize(
     plan: Node,
     catalog: Catalog,
@@ -63,11 +56,17 @@ def optimize(
     if MINTED_IDS.get() is None:  # the outermost call: subqueries and the outer plan share minted ids
         token = MINTED_IDS.set(set())
         try:
-            return optimize(plan, catalog, options, sources)
+            with plan_memo():
+                return _optimize(plan, catalog, options or Options(), sources)
         finally:
             MINTED_IDS.reset(token)
-    options = options or Options()
-    _allow_deep_plans()
+    with plan_memo():
+        return _optimize(plan, catalog, options or Options(), sources)
+
+
+def _optimize(
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+) -> OptimizeResult:
     plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
     estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
@@ -113,11 +112,11 @@ def _optimize_subqueries(
 
 def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:
     """Wire in, wire out: the library form of ``POST /optimize``. Raises ``PlanError``."""
-    _allow_deep_plans()
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
-    node = plan_from_wire(plan, cat, functions=opts.functions)
-    out = optimize(node, cat, opts).to_wire()
+    with plan_memo():
+        node = plan_from_wire(plan, cat, functions=opts.functions)
+        out = optimize(node, cat, opts).to_wire()
     unique_node_ids(out.get("plan"))
     return out
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from heapq import heappop, heappush
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
@@ -23,6 +25,10 @@ from costmodel.reasons import Reason
 from costmodel.rules import Blocked
 from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
+from costmodel.trampoline import Step, run
+
+if TYPE_CHECKING:
+    from costmodel.cost import RowEstimate
 
 ABOVE, ON, SCAN = "above", "on", "scan"
 
@@ -73,25 +79,33 @@ class Pred:
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:
-    """Fill in ``pos.below``/``pos.stop`` recursively with every legal position under ``pos``."""
+    """Fill in ``pos.below``/``pos.stop`` with every legal position under ``pos`` (explicit stack, no recursion)."""
+    stack = [pos]
+    while stack:
+        stack.extend(_fill(stack.pop(), scan_pushdown, stop_at))
+    return pos
+
+
+def _fill(pos: Position, scan_pushdown: bool, stop_at: frozenset[str]) -> list[Position]:
+    """Set ``pos.below`` (or ``pos.stop``); returns the new positions below, still to be filled."""
     if pos.kind == SCAN or (pos.kind == ON and pos.form_from_where):
-        return pos
+        return []
     node = pos.node
     if pos.kind == ABOVE and node.id in stop_at:
         pos.stop = Blocked(Reason.CAN_RAISE_GUARD, "the predicate can raise and a predicate below may guard it")
-        return pos
+        return []
     if pos.kind == ON:
         assert isinstance(node, Join)
         outcome = push_join_condition(pos.form, node)
     elif isinstance(node, Scan):
         if not scan_pushdown:
-            return pos
+            return []
         outcome = push_into_scan(pos.form, node)
         if isinstance(outcome, Blocked):
             pos.stop = outcome
         else:
             pos.below = [Position(node, SCAN, outcome[0].form)]
-        return pos
+        return []
     else:
         outcome = cross(pos.form, node)
     if (
@@ -104,13 +118,13 @@ def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = f
         # Filter(l.k = r.k) over an inner join is the join keyed on it too (a cross join becomes inner);
         # other two-sided predicates stay above, where they cost the same (the Polars seed's a + b > 12)
         pos.below = [Position(node, ON, pos.form, form_from_where=True)]
-        return pos
+        return []
     if isinstance(outcome, Blocked):
         pos.stop = outcome
-        return pos
+        return []
     kids = children(node)
-    pos.below = [build_region(Position(kids[c.index], ABOVE, c.form), scan_pushdown, stop_at) for c in outcome]
-    return pos
+    pos.below = [Position(kids[c.index], ABOVE, c.form) for c in outcome]
+    return pos.below
 
 
 def iter_region(pos: Position) -> Iterator[Position]:
@@ -122,11 +136,15 @@ def iter_region(pos: Position) -> Iterator[Position]:
 
 
 def deepest(pos: Position) -> list[Position]:
-    if not pos.below:
-        return [pos]
+    """The leaves of ``pos``'s region, left to right."""
     out: list[Position] = []
-    for child in pos.below:
-        out.extend(deepest(child))
+    stack = [pos]
+    while stack:
+        current = stack.pop()
+        if current.below:
+            stack.extend(reversed(current.below))
+        else:
+            out.append(current)
     return out
 
 
@@ -135,11 +153,18 @@ Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
 
 @dataclass
 class Built:
-    """A plan built from placements, with the object standing for each skeleton node (its filter, if any)."""
+    """A plan built from placements, with the object standing for each skeleton node (its filter, if any).
+
+    A plan costed incrementally (``Materializer.moved``) keeps the old objects above the point where the
+    estimates stop changing: their rows and NDVs are right, their subtrees are not, so such a plan is read
+    through ``tops`` and ``total`` only; ``root`` is whole only for ``build`` and ``move``.
+    """
 
     root: Node
     tops: dict[str, Node]
     placements: Placements
+    #: the plan's total cost, when known
+    total: float | None = None
 
 
 class Materializer:
@@ -175,7 +200,7 @@ class Materializer:
 
         Only the paths from the changed positions to the root are rebuilt.
         """
-        if not old and not new:
+        if old == new:  # the same positions (compared by identity): the same plan
             return base
         placements = dict(base.placements)
         touched: set[str] = set()
@@ -191,7 +216,7 @@ class Materializer:
         tops = dict(base.tops)
         for node_id in sorted(touched, key=self._depth.__getitem__, reverse=True):
             node = self._by_id[node_id]
-            kids = tuple(tops[k.id] for k in children(node))
+            kids = tuple(map(tops.__getitem__, map(_node_id, children(node))))
             tops[node_id] = self._assemble(
                 node,
                 kids,
@@ -202,18 +227,81 @@ class Materializer:
             )
         return Built(tops[self.skeleton.id], tops, placements)
 
+    def moved(self, base: Built, index: int, old: list[Position], new: list[Position], estimate: Estimate) -> Built:
+        """``move``, costed incrementally: ``base.total`` plus the change in the own costs of the rebuilt nodes.
+
+        Nodes are rebuilt deepest first, and only until the one node all changes sit under estimates the same
+        rows and NDVs as before: nothing above it changes but subtree sums, so a predicate moved inside a
+        10,000-node plan costs the nodes around it, not the path to the root.
+        """
+        if old == new:
+            return base
+        assert base.total is not None, "the base plan is costed"
+        placements = self._placed(base.placements, index, old, new)
+        queue: list[tuple[int, str]] = []
+        queued: set[str] = set()
+        for pos in old + new:
+            if pos.node.id not in queued:
+                queued.add(pos.node.id)
+                heappush(queue, (-self._depth[pos.node.id], pos.node.id))
+        rebuilt: dict[str, Node] = {}
+        delta = 0.0
+        while queue:
+            _, node_id = heappop(queue)
+            node = self._by_id[node_id]
+            ids = tuple(map(_node_id, children(node)))
+            if len(ids) > 8:  # a union of thousands of inputs: looked up in C
+                kids = tuple(map((base.tops | rebuilt).__getitem__, ids))
+            else:
+                kids = tuple(rebuilt[i] if i in rebuilt else base.tops[i] for i in ids)
+            top = self._assemble(
+                node,
+                kids,
+                placements.get((node_id, SCAN), ()),
+                placements.get((node_id, ON), ()),
+                placements.get((node_id, ABOVE), ()),
+                None,
+            )
+            rebuilt[node_id] = top
+            before = base.tops[node_id]
+            delta += _own_cost(top, node_id, estimate) - _own_cost(before, node_id, estimate)
+            if not queue and _same_estimate(estimate(top), estimate(before)):
+                break
+            parent = self._parent[node_id]
+            if parent is not None and parent not in queued:
+                queued.add(parent)
+                heappush(queue, (-self._depth[parent], parent))
+        tops = base.tops | rebuilt
+        return Built(tops[self.skeleton.id], tops, placements, base.total + delta)
+
+    def _placed(self, placements: Placements, index: int, old: list[Position], new: list[Position]) -> Placements:
+        """``placements`` with predicate ``index`` taken from the positions of ``old`` and put at ``new``."""
+        placements = dict(placements)
+        for pos in old:
+            placements[pos.key] = [item for item in placements.get(pos.key, []) if item[0] != index]
+        for pos in new:
+            placements[pos.key] = placements.get(pos.key, []) + [(index, pos.form)]
+        return placements
+
     def _build(self, node: Node, placements: Placements, filter_ids: dict[str, str], tops: dict[str, Node]) -> Node:
-        kids = tuple(self._build(child, placements, filter_ids, tops) for child in children(node))
-        top = self._assemble(
-            node,
-            kids,
-            placements.get((node.id, SCAN), ()),
-            placements.get((node.id, ON), ()),
-            placements.get((node.id, ABOVE), ()),
-            filter_ids.get(node.id),
-        )
-        tops[node.id] = top
-        return top
+        """Children before parents, with an explicit stack (a skeleton may be 10,000 levels deep)."""
+        stack: list[tuple[Node, bool]] = [(node, False)]
+        while stack:
+            current, ready = stack.pop()
+            if not ready:
+                stack.append((current, True))
+                stack.extend((child, False) for child in reversed(children(current)))
+                continue
+            kids = tuple(tops[child.id] for child in children(current))
+            tops[current.id] = self._assemble(
+                current,
+                kids,
+                placements.get((current.id, SCAN), ()),
+                placements.get((current.id, ON), ()),
+                placements.get((current.id, ABOVE), ()),
+                filter_ids.get(current.id),
+            )
+        return tops[node.id]
 
     def _assemble(
         self,
@@ -224,12 +312,15 @@ class Materializer:
         above: Sequence[tuple[int, Expr]],
         filter_id: str | None,
     ) -> Node:
-        key = (
+        key = (  # built with C-level maps: a filter may hold thousands of conjuncts
             node.id,
             tuple(map(id, kids)),
-            tuple((i, id(f)) for i, f in scan_adds),
-            tuple((i, id(f)) for i, f in on_adds),
-            tuple((i, id(f)) for i, f in above),
+            tuple(map(_first, scan_adds)),
+            tuple(map(id, map(_second, scan_adds))),
+            tuple(map(_first, on_adds)),
+            tuple(map(id, map(_second, on_adds))),
+            tuple(map(_first, above)),
+            tuple(map(id, map(_second, above))),
             filter_id,
         )
         hit = self._memo.get(key)
@@ -238,20 +329,48 @@ class Materializer:
         new = with_children(node, kids)
         if scan_adds:
             assert isinstance(new, Scan)
-            new = replace(new, filters=new.filters + tuple(f for _, f in sorted(scan_adds, key=_first)))
+            new = replace(new, filters=new.filters + tuple(map(_second, sorted(scan_adds, key=_first))))
         if on_adds:
             assert isinstance(new, Join)
-            parts = ([] if new.on is None else conjuncts(new.on)) + [f for _, f in sorted(on_adds, key=_first)]
+            parts = ([] if new.on is None else conjuncts(new.on)) + list(map(_second, sorted(on_adds, key=_first)))
             new = replace(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
         if above:
-            forms = [f for _, f in sorted(above, key=_first)]
+            forms = list(map(_second, sorted(above, key=_first)))
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)
         self._memo[key] = new
         return new
 
 
-def _first(item: tuple[int, Expr]) -> int:
-    return item[0]
+_node_id = attrgetter("id")
+
+
+#: A node's row estimate (``CostModel.row_estimate``).
+Estimate = Callable[[Node], "RowEstimate"]
+
+
+def _own_cost(top: Node, node_id: str, estimate: Estimate) -> float:
+    """The own costs of the objects standing for skeleton node ``node_id``: its filter above, if any, and it."""
+    total = 0.0
+    current = top
+    while True:
+        total += estimate(current).cost.cost
+        if current.id == node_id or not isinstance(current, Filter):
+            return total
+        current = current.input
+
+
+def _same_estimate(a: RowEstimate, b: RowEstimate) -> bool:
+    """Whether a parent would estimate the same over ``a`` as over ``b`` (rows, NDVs, rows before filters)."""
+    return (
+        a.cost.rows_out == b.cost.rows_out
+        and a.base_rows == b.base_rows
+        and a.ndv == b.ndv
+        and a.base_ndv == b.base_ndv
+    )
+
+
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
@@ -282,23 +401,24 @@ def best_cut(
 ) -> tuple[list[Position], float]:
     """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
 
-    def best_from(pos: Position, fixed: list[Position]) -> tuple[list[Position], float]:
+    def best_from(pos: Position, fixed: list[Position]) -> Step[tuple[list[Position], float]]:
+        """Trampolined (``costmodel.trampoline``): a region may be 10,000 positions deep."""
         if free_pass is not None and len(pos.below) == 1 and free_pass(pos):
-            sub, sub_cost = best_from(pos.below[0], fixed)
+            sub, sub_cost = yield best_from(pos.below[0], fixed)
             pos.best_below = sub_cost
             return sub, sub_cost
         here = cost(fixed + [pos])
         pos.cost_here = here
         best, best_cost = [pos], here
         if len(pos.below) == 1:
-            sub, sub_cost = best_from(pos.below[0], fixed)
+            sub, sub_cost = yield best_from(pos.below[0], fixed)
             pos.best_below = sub_cost
             if _better_or_equal(sub_cost, best_cost):
                 best, best_cost = sub, sub_cost
         elif len(pos.below) > 1:
             chosen: list[Position] = []
             for i, branch in enumerate(pos.below):
-                sub, _ = best_from(branch, fixed + chosen + pos.below[i + 1 :])
+                sub, _ = yield best_from(branch, fixed + chosen + pos.below[i + 1 :])
                 chosen.extend(sub)
             together = cost(fixed + chosen)
             pos.best_below = together
@@ -306,7 +426,7 @@ def best_cut(
                 best, best_cost = chosen, together
         return best, best_cost
 
-    return best_from(pred.root, [])
+    return run(best_from(pred.root, []))
 
 
 def place(
@@ -314,10 +434,12 @@ def place(
     mode: str,
     materializer: Materializer,
     total: Callable[[Node], float],
+    estimate: Estimate,
     over_budget: Callable[[], bool] = lambda: False,
     free_pass: FreePass | None = None,
 ) -> tuple[dict[int, float], int | None]:
-    """Decide every predicate's cut in place.
+    """Decide every predicate's cut in place: ``total`` costs the plan once, ``estimate`` each node, after
+    which every candidate is costed incrementally (``Materializer.moved``).
 
     Returns, for derived predicates, the plan cost without them, and the index
     of the first predicate placed by rule (deepest legal) because costing had
@@ -333,15 +455,35 @@ def place(
     def best_at(pred: Pred, start: Built) -> tuple[list[Position], float, Callable[[list[Position]], float]]:
         """The best cut of ``pred`` with the other predicates as in ``start``, and the costing used."""
         where = pred.cut
+        # The latest cut costed and its plan: the next candidate is costed as a move from it. In a fork the
+        # next candidate differs by one branch (its top position out, the candidate in), so only that
+        # branch is rebuilt and the estimates settle below the fork.
+        latest: list[tuple[list[Position], Built]] = []
 
         def cost(cut: list[Position]) -> float:
-            return total(materializer.move(start, pred.index, where, cut).root)
+            if not latest:
+                built = materializer.moved(start, pred.index, where, cut, estimate)
+            else:
+                before, base = latest[0]
+                by_id = dict(zip(map(id, before), before, strict=True)) | dict(zip(map(id, cut), cut, strict=True))
+                old_ids, new_ids = set(map(id, before)), set(map(id, cut))
+                gone = [by_id[i] for i in old_ids - new_ids]
+                came = [by_id[i] for i in new_ids - old_ids]
+                if len(gone) + len(came) <= len(where) + len(cut):
+                    built = materializer.moved(base, pred.index, gone, came, estimate)
+                else:
+                    built = materializer.moved(start, pred.index, where, cut, estimate)
+            latest[:] = [(cut, built)]
+            return _total(built)
 
         passes = None if free_pass is None else (lambda pos: free_pass(pos, start))
         cut, cut_cost = best_cut(pred, cost, passes)
         return cut, cut_cost, cost
 
-    current = materializer.build(placements_of(preds)) if mode == "cost" else None
+    current = None
+    if mode == "cost":
+        current = materializer.build(placements_of(preds))
+        current.total = total(current.root)
     for pred in preds:
         if mode == "cost" and fallback_from is None and over_budget():
             fallback_from = pred.index
@@ -357,7 +499,7 @@ def place(
             # a derived predicate is only worth adding when it strictly lowers the cost
             if not cut_cost < absent - _EPS * max(1.0, absent):
                 cut = []
-        current = materializer.move(current, pred.index, pred.cut, cut)
+        current = materializer.moved(current, pred.index, pred.cut, cut, estimate)
         pred.cut = cut
     if mode == "cost" and fallback_from is None:
         # a second look for predicates that stopped above a legal position: decided before the predicates
@@ -367,6 +509,11 @@ def place(
             if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
                 continue
             cut, _, _ = best_at(pred, current)
-            current = materializer.move(current, pred.index, pred.cut, cut)
+            current = materializer.moved(current, pred.index, pred.cut, cut, estimate)
             pred.cut = cut
     return absent_costs, fallback_from
+
+
+def _total(built: Built) -> float:
+    assert built.total is not None, "costed by Materializer.moved"
+    return built.total

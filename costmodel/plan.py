@@ -11,10 +11,14 @@ substituting the computing expression.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 
-from costmodel.expr import Column, Expr, PlanNode, use_plan_walker
+from costmodel.expr import HASHES, Column, Expr, PlanNode, use_plan_walker
+from costmodel.fold import CONSTANT_TRUTHS
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
+from costmodel.render import TEXTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,14 +243,71 @@ def walk_plan(node: Node) -> Iterator[Node]:
         stack.extend(reversed(children(current)))
 
 
+#: Output columns already computed in this optimization, by node object (``plan_memo``); None outside one.
+_FIELDS: ContextVar[dict[int, tuple[Node, tuple[Field, ...]]] | None] = ContextVar("output_fields", default=None)
+
+
+@contextmanager
+def plan_memo() -> Iterator[None]:
+    """Remember, until the block ends, every node's output columns, every expression's hash, constant truth
+    and text (all immutable; ``optimize`` opens one, the wire reader and writer too).
+
+    Without it a join chain recomputes the columns of everything below each join, once per question.
+    """
+    if _FIELDS.get() is not None:
+        yield
+        return
+    tokens = (_FIELDS.set({}), HASHES.set({}), TEXTS.set({}), CONSTANT_TRUTHS.set({}))
+    try:
+        yield
+    finally:
+        _FIELDS.reset(tokens[0])
+        HASHES.reset(tokens[1])
+        TEXTS.reset(tokens[2])
+        CONSTANT_TRUTHS.reset(tokens[3])
+
+
 def output_fields(node: Node) -> tuple[Field, ...]:
-    """The columns ``node`` emits, in order (iterative through kinds that keep their input's columns)."""
-    while True:
-        fields = kind_of(node).output_fields
-        if fields != SAME_AS_INPUT:
-            assert callable(fields)
-            return fields(node)
-        node = children(node)[0]
+    """The columns ``node`` emits, in order.
+
+    Computed bottom-up with an explicit stack (a plan may be 10,000 levels deep): a kind's hook asks for its
+    inputs' columns, which are then already known. Inside ``plan_memo`` every answer is remembered.
+    """
+    memo = _FIELDS.get()
+    if memo is None:
+        memo = {}
+        token = _FIELDS.set(memo)
+        try:
+            return _output_fields(node, memo)
+        finally:
+            _FIELDS.reset(token)
+    return _output_fields(node, memo)
+
+
+def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) -> tuple[Field, ...]:
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        hit = memo.get(id(current))
+        if hit is not None and hit[0] is current:
+            continue
+        kind = kind_of(current)
+        kids = children(current)
+        needed = kids[:1] if kind.output_fields == SAME_AS_INPUT else kids
+        if not ready:
+            stack.append((current, True))
+            stack.extend((kid, False) for kid in reversed(needed))
+            continue
+        if kind.output_fields == SAME_AS_INPUT:
+            fields = memo[id(kids[0])][1]
+        else:
+            assert callable(kind.output_fields)
+            fields = kind.output_fields(current)
+        memo[id(current)] = (current, fields)
+    return memo[id(node)][1]
 
 
 def node_expressions(node: Node) -> list[Expr]:

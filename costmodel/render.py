@@ -10,8 +10,10 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Column, Expr, Literal, Subquery
+from costmodel.trampoline import Step, run
 
 #: Operator precedence for rendering (higher binds tighter).
 _PRECEDENCE = {
@@ -57,12 +59,31 @@ def _literal_sql(lit: Literal) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+#: Texts of predicates rendered with their own column names in this optimization, by object (``plan_memo``):
+#: the decision log renders the same predicate at every operator it passes.
+TEXTS: ContextVar[dict[int, tuple[Expr, str]] | None] = ContextVar("sql_texts", default=None)
+
+
 def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
     """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
-    return _render(expr, name_of or (lambda c: c.name), 0)
+    if name_of is not None:
+        return run(_render(expr, name_of, 0))
+    memo = TEXTS.get()
+    hit = memo.get(id(expr)) if memo is not None else None
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    text = run(_render(expr, _own_name, 0))
+    if memo is not None:
+        memo[id(expr)] = (expr, text)
+    return text
 
 
-def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> str:
+def _own_name(column: Column) -> str:
+    return column.name
+
+
+def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> Step[str]:
+    """Trampolined (``costmodel.trampoline``): each sub-expression is a ``yield``, so depth costs no frames."""
     if isinstance(expr, Column):
         return name_of(expr)
     if isinstance(expr, Literal):
@@ -72,49 +93,60 @@ def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> s
         if expr.kind == "exists":
             return f"EXISTS {inner}"
         if expr.kind == "in":
-            return f"{_render(expr.args[0], name_of, 5)} IN {inner}"
+            return f"{(yield _render(expr.args[0], name_of, 5))} IN {inner}"
         return inner
     fn = expr.fn
     args = expr.args
     prec = _PRECEDENCE.get(fn, 10)
 
-    def r(arg: Expr, p: int = prec + 1) -> str:
+    def r(arg: Expr, p: int = prec + 1) -> Step[str]:
         return _render(arg, name_of, p)
 
+    def listed(items: tuple[Expr, ...], p: int) -> Step[list[str]]:
+        out = []
+        for item in items:
+            out.append((yield r(item, p)))
+        return out
+
     if fn in ("and", "or"):
-        text = f" {fn.upper()} ".join(r(a, prec) for a in args)
+        text = f" {fn.upper()} ".join((yield listed(args, prec)))
     elif fn == "not":
-        text = f"NOT {r(args[0])}"
+        text = f"NOT {(yield r(args[0]))}"
     elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
         op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
-        text = f"{r(args[0], prec)} {op} {r(args[1])}"
+        left = yield r(args[0], prec)
+        text = f"{left} {op} {(yield r(args[1]))}"
     elif fn == "neg":
-        text = f"-{r(args[0])}"
+        text = f"-{(yield r(args[0]))}"
     elif fn in LIKES or fn in ("rlike", "regexp"):
-        text = f"{r(args[0])} {fn.upper().replace('_', ' ')} {r(args[1])}"
+        left = yield r(args[0])
+        text = f"{left} {fn.upper().replace('_', ' ')} {(yield r(args[1]))}"
     elif fn == "in":
-        text = f"{r(args[0])} IN ({', '.join(r(a, 0) for a in args[1:])})"
+        needle = yield r(args[0])
+        text = f"{needle} IN ({', '.join((yield listed(args[1:], 0)))})"
     elif fn == "between":
-        text = f"{r(args[0])} BETWEEN {r(args[1])} AND {r(args[2])}"
+        x, low, high = yield listed(args[:3], prec + 1)
+        text = f"{x} BETWEEN {low} AND {high}"
     elif fn == "is_null":
-        text = f"{r(args[0])} IS NULL"
+        text = f"{(yield r(args[0]))} IS NULL"
     elif fn == "is_not_null":
-        text = f"{r(args[0])} IS NOT NULL"
+        text = f"{(yield r(args[0]))} IS NOT NULL"
     elif fn == "cast":
-        return f"CAST({r(args[0], 0)} AS {expr.type})"
+        return f"CAST({(yield r(args[0], 0))} AS {expr.type})"
     elif fn == "case":
         parts = ["CASE"]
+        rendered = yield listed(args, 0)
         pairs = len(args) // 2
         for i in range(pairs):
-            parts.append(f"WHEN {r(args[2 * i], 0)} THEN {r(args[2 * i + 1], 0)}")
+            parts.append(f"WHEN {rendered[2 * i]} THEN {rendered[2 * i + 1]}")
         if len(args) % 2:
-            parts.append(f"ELSE {r(args[-1], 0)}")
+            parts.append(f"ELSE {rendered[-1]}")
         parts.append("END")
         return " ".join(parts)
     elif fn == "udf":
-        return f"{expr.name}({', '.join(r(a, 0) for a in args)})"
+        return f"{expr.name}({', '.join((yield listed(args, 0)))})"
     else:
-        inner = ", ".join(r(a, 0) for a in args) if args else ("*" if fn == "count" else "")
+        inner = ", ".join((yield listed(args, 0))) if args else ("*" if fn == "count" else "")
         prefix = "DISTINCT " if expr.distinct else ""
         return f"{fn}({prefix}{inner})"
     return f"({text})" if prec < parent_prec else text

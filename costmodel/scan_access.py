@@ -32,6 +32,7 @@ from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_field
 from costmodel.pruning import prune
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
+from costmodel.trampoline import Step, run
 
 
 @dataclass
@@ -136,9 +137,10 @@ class ScanAccess:
         self.decisions: list[dict[str, Any]] = []
 
     def apply(self, plan: Node) -> Node:
-        return self._visit(plan, null_supplying=False, index_joined=frozenset())
+        return run(self._visit(plan, null_supplying=False, index_joined=frozenset()))
 
-    def _visit(self, node: Node, null_supplying: bool, index_joined: frozenset[str]) -> Node:
+    def _visit(self, node: Node, null_supplying: bool, index_joined: frozenset[str]) -> Step[Node]:
+        """Trampolined (``costmodel.trampoline``): a plan may be 10,000 levels deep."""
         if isinstance(node, Scan):
             return self._scan(node, null_supplying, node.id in index_joined)
         if isinstance(node, Join):
@@ -146,7 +148,10 @@ class ScanAccess:
             index_joined = index_joined | ({joined.id} if joined is not None else set())
         flags = kind_of(node).null_supplying(node, null_supplying)
         kids = children(node)
-        return with_children(node, [self._visit(k, flag, index_joined) for k, flag in zip(kids, flags, strict=True)])
+        visited = []
+        for kid, flag in zip(kids, flags, strict=True):
+            visited.append((yield self._visit(kid, flag, index_joined)))
+        return with_children(node, visited)
 
     def _scan(self, scan: Scan, null_supplying: bool, index_joined: bool) -> Node:
         table = self.catalog.table(scan.table)

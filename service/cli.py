@@ -236,10 +236,9 @@ def _optimize(
 ) -> dict[str, Any]:
     """The answer for the command line's input, or exit 2 saying what is wrong and where."""
     from api.models import parse_optimize_request
-    from service.optimize import OptimizeService, allow_deep_plans
+    from service.optimize import OptimizeService
 
     settings = Settings()
-    allow_deep_plans()
     source = _sql_source(request_file, sql)
     text, where = source or (None, "")
     if source is None:

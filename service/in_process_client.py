@@ -21,11 +21,10 @@ class InProcessService:
     """The service's use cases called directly; errors translated to ``PushdownError`` as the API would."""
 
     def __init__(self, settings: Settings | None, spark: SparkSession | None) -> None:
-        from service.optimize import OptimizeService, allow_deep_plans
+        from service.optimize import OptimizeService
         from service.settings import Settings
         from service.statistics import StatisticsStore
 
-        allow_deep_plans()
         self.settings = settings or Settings()
         try:
             self.store: Any = StatisticsStore.from_settings(self.settings)

@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 
 from costmodel.deadline import check_deadline
+from service import deep_json
 from service.errors import InputError
 
 # A JSON string, escapes included; the unrolled form keeps the regex engine in tight loops.
@@ -212,8 +213,14 @@ def parse_json(raw: bytes, max_depth: int) -> Any:
     except json.JSONDecodeError as exc:
         detail = {"line": exc.lineno, "column": exc.colno, "position": exc.pos}
         raise InputError("malformed_json", f"malformed JSON: {exc.msg}", "$", detail) from None
-    except RecursionError:  # a backstop: check_depth has already refused anything this deep
-        raise InputError("too_deep", "JSON nests too deep", "$", {"limit": max_depth}) from None
+    except RecursionError:  # deeper than the C parser goes at the default recursion limit: no recursion then
+        try:
+            data = deep_json.loads(
+                text, parse_constant=_reject_constant, parse_float=hooks.parse_float, parse_int=hooks.parse_int
+            )
+        except json.JSONDecodeError as exc:
+            detail = {"line": exc.lineno, "column": exc.colno, "position": exc.pos}
+            raise InputError("malformed_json", f"malformed JSON: {exc.msg}", "$", detail) from None
     if hooks.bad or _SURROGATE_ESCAPE.search(raw):
         _check_values(data)
     return data

@@ -7,7 +7,6 @@ input arrives already validated by the edge (see ``api.models``).
 from __future__ import annotations
 
 import logging
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -34,15 +33,6 @@ if TYPE_CHECKING:
     from service.feedback.use_case import FeedbackService
 
 logger = logging.getLogger(__name__)
-
-#: The engine reads and writes plans recursively, a few frames per level; plans as deep as the engine accepts
-#: (costmodel.wire.MAX_DEPTH) need more than Python's default of 1000 frames.
-RECURSION_LIMIT = 20_000
-
-
-def allow_deep_plans() -> None:
-    """Raise the interpreter's recursion limit for the engine; process-wide, so entry points call it once."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
 
 
 @dataclass(frozen=True, slots=True)

@@ -304,15 +304,17 @@ def _conjuncts(expr: Any) -> list[Any]:
 
 
 def _nodes(value: Any) -> Iterator[dict[str, Any]]:
-    """Every plan node in a wire plan, subquery plans included, outermost first."""
-    if isinstance(value, dict):
-        if "op" in value:
-            yield value
-        for v in value.values():
-            yield from _nodes(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _nodes(v)
+    """Every plan node in a wire plan, subquery plans included, outermost first (explicit stack: plans nest
+    10,000 levels)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "op" in item:
+                yield item
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 def _ids(value: Any) -> Iterator[str]:

@@ -14,6 +14,7 @@ from costmodel.kinds.shape import (
     same_null_supplying,
     unary_children,
     unary_with_children,
+    wire_input,
 )
 from costmodel.kinds.text import named_text
 from costmodel.plan import Aggregate, Node, output_fields
@@ -135,6 +136,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "aggregate",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=_describe,
         push_through=push_through_aggregate,

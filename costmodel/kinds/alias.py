@@ -13,6 +13,7 @@ from costmodel.kinds.shape import (
     same_null_supplying,
     unary_children,
     unary_with_children,
+    wire_input,
 )
 from costmodel.plan import Alias, Field, Node, output_fields
 from costmodel.rules.passthrough import push_through_alias
@@ -71,6 +72,7 @@ KIND = register(
         expressions=no_expressions,
         label=lambda node: "alias",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: f"SubqueryAlias: {node.name}",
         push_through=push_through_alias,

@@ -12,6 +12,7 @@ from costmodel.kinds.shape import (
     same_null_supplying,
     unary_children,
     unary_with_children,
+    wire_input,
 )
 from costmodel.plan import Distinct, Node, output_fields
 from costmodel.rules.passthrough import push_through_distinct
@@ -56,6 +57,7 @@ KIND = register(
         expressions=no_expressions,
         label=lambda node: "distinct",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: "Distinct",
         push_through=push_through_distinct,

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 from costmodel.errors import PlanError
 from costmodel.expr import Expr, conjuncts
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, register
-from costmodel.kinds.shape import input_scope, pass_equalities, same_null_supplying, unary_children, unary_with_children
+from costmodel.kinds.shape import (
+    input_scope,
+    pass_equalities,
+    same_null_supplying,
+    unary_children,
+    unary_with_children,
+    wire_input,
+)
 from costmodel.plan import Filter, Node, output_fields
 from costmodel.render import to_sql
 from costmodel.rules.filter import push_through_filter
@@ -55,6 +62,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "filter",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: f"Filter: {to_sql(node.predicate, namer)}",
         push_through=push_through_filter,

@@ -38,6 +38,10 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Join(nid, jtype, on, left, right, null_aware)
 
 
+def _wire_children(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
+    return [(raw[key], f"{path}.{key}") for key in ("left", "right") if key in raw]
+
+
 def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "op": "join",
@@ -107,6 +111,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "join",
         read=_read,
+        wire_children=_wire_children,
         write=_write,
         describe=_describe,
         push_through=push_through_join,

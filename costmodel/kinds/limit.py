@@ -13,6 +13,7 @@ from costmodel.kinds.shape import (
     same_null_supplying,
     unary_children,
     unary_with_children,
+    wire_input,
 )
 from costmodel.plan import Limit, Node
 from costmodel.rules.limit import push_through_limit
@@ -62,6 +63,7 @@ KIND = register(
         expressions=no_expressions,
         label=lambda node: "limit",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=_describe,
         push_through=push_through_limit,

@@ -14,6 +14,7 @@ from costmodel.kinds.shape import (
     same_null_supplying,
     unary_children,
     unary_with_children,
+    wire_input,
 )
 from costmodel.kinds.text import named_text
 from costmodel.plan import Node, Project, output_fields
@@ -73,6 +74,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "project",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: f"Projection: {named_text(node.exprs, namer)}",
         push_through=push_through_project,

@@ -64,6 +64,9 @@ class OperatorKind(Generic[N]):
     label: Callable[[N], str]
     # ---- wire and rendering
     read: Callable[[Binder, dict[str, Any], str, int, str], Node]
+    #: the wire values ``read`` will read as child nodes, with their JSON paths, in the order it reads them;
+    #: the reader reads them first, bottom-up without recursion, and ``read`` then gets them back
+    wire_children: Callable[[dict[str, Any], str], list[tuple[Any, str]]]
     write: Callable[[N, Namer, Callable[[Node], dict[str, Any]]], dict[str, Any]]
     describe: Callable[[N, Namer], str]
     # ---- legality, estimate, inference, scan access

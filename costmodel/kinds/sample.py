@@ -26,6 +26,7 @@ from costmodel.kinds.shape import (
     same_null_supplying,
     unary_children,
     unary_with_children,
+    wire_input,
 )
 from costmodel.plan import Node
 from costmodel.reasons import Reason
@@ -106,6 +107,7 @@ KIND = register(
         expressions=no_expressions,
         label=lambda node: "sample",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=_describe,
         push_through=push_through_sample,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from costmodel.errors import PlanError
 from costmodel.expr import Column, Expr
 from costmodel.kinds.registry import OperatorKind, register
-from costmodel.kinds.shape import no_equalities
+from costmodel.kinds.shape import no_equalities, no_wire_children
 from costmodel.kinds.text import exprs_text
 from costmodel.plan import Field, IndexLookup, Node, Scan
 from costmodel.rules.scan import push_into_scan
@@ -176,6 +176,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "scan",
         read=_read,
+        wire_children=no_wire_children,
         write=_write,
         describe=_describe,
         push_through=push_into_scan,

@@ -37,6 +37,13 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return SetOp(nid, raw["op"], all_rows, inputs, tuple(Field(b.cid(), f.name, None, f.type) for f in first))
 
 
+def _wire_children(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
+    inputs = raw.get("inputs")
+    if not isinstance(inputs, list) or len(inputs) < 2:
+        return []  # ``_read`` refuses it
+    return [(item, f"{path}.inputs[{i}]") for i, item in enumerate(inputs)]
+
+
 def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return {"op": node.op, "id": node.id, "all": node.all, "inputs": [write_child(i) for i in node.inputs]}
 
@@ -73,6 +80,7 @@ KIND = register(
         expressions=no_expressions,
         label=lambda node: node.op,
         read=_read,
+        wire_children=_wire_children,
         write=_write,
         describe=lambda node, namer: f"{node.op.capitalize()}{' All' if node.all else ''}",
         push_through=push_through_setop,

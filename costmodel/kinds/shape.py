@@ -33,6 +33,15 @@ def unary_with_children(node: U, kids: Sequence[Node]) -> U:
     return node if kids[0] is node.input else replace(node, input=kids[0])
 
 
+def wire_input(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
+    """A one-input node's child on the wire: ``input``."""
+    return [(raw["input"], f"{path}.input")] if "input" in raw else []
+
+
+def no_wire_children(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
+    return []
+
+
 def input_scope(node: Any) -> tuple[Field, ...]:
     """Expressions of a one-input node read its input's columns."""
     return output_fields(node.input)

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, register
-from costmodel.kinds.shape import input_scope, pass_equalities, same_null_supplying, unary_children, unary_with_children
+from costmodel.kinds.shape import (
+    input_scope,
+    pass_equalities,
+    same_null_supplying,
+    unary_children,
+    unary_with_children,
+    wire_input,
+)
 from costmodel.kinds.text import keys_text
 from costmodel.plan import Node, Sort, output_fields
 from costmodel.rules.sort import push_through_sort
@@ -67,6 +74,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "sort",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=_describe,
         push_through=push_through_sort,

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Any
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
 from costmodel.kinds.registry import OperatorKind, register
-from costmodel.kinds.shape import input_scope, pass_equalities, same_null_supplying, unary_children, unary_with_children
+from costmodel.kinds.shape import (
+    input_scope,
+    pass_equalities,
+    same_null_supplying,
+    unary_children,
+    unary_with_children,
+    wire_input,
+)
 from costmodel.kinds.text import exprs_text, keys_text, named_text
 from costmodel.plan import Field, NamedExpr, Node, Window, WindowFrame, output_fields
 from costmodel.rules.window import push_through_window
@@ -126,6 +133,7 @@ KIND = register(
         expressions=_expressions,
         label=lambda node: "window",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=_describe,
         push_through=push_through_window,

@@ -18,15 +18,9 @@ def legality(work: Work) -> None:
     _rebind(work.preds, work.require_skeleton(), work.options.scan_pushdown)
 
 
-def _find(root: Node, node_id: str) -> Node:
-    for node in walk_plan(root):
-        if node.id == node_id:
-            return node
-    raise KeyError(node_id)
-
-
 def _rebind(preds: list[Pred], skeleton: Node, scan_pushdown: bool) -> None:
     """Point every predicate's root at the skeleton's current nodes and rebuild its region."""
+    by_id = {node.id: node for node in walk_plan(skeleton)}
     for pred in preds:
-        node = _find(skeleton, pred.root.node.id)
+        node = by_id[pred.root.node.id]
         pred.root = build_region(Position(node, pred.root.kind, pred.root.form), scan_pushdown, pred.stop_at)

@@ -58,8 +58,8 @@ def _strip(plan: Node, work: Work) -> Node:
         root = Position(node, pos_kind, form)
         preds.append(Pred(len(preds), form, kind, root, origin_filter))
 
-    def visit(node: Node) -> Node:
-        kids = [visit(child) for child in children(node)]
+    def visit(node: Node, kids: list[Node]) -> Node:
+        """``node`` over its already stripped children ``kids``."""
         if isinstance(node, Filter):
             below = kids[0]
             stay: list[Expr] = []
@@ -108,7 +108,20 @@ def _strip(plan: Node, work: Work) -> Node:
             node = replace(node, on=and_(keep) if keep else None)
         return node
 
-    return visit(plan)
+    # children before parents, left to right, with an explicit stack (a plan may be 10,000 levels deep)
+    done: list[Node] = []
+    stack: list[tuple[Node, bool]] = [(plan, False)]
+    while stack:
+        node, ready = stack.pop()
+        kids = children(node)
+        if not ready:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in reversed(kids))
+            continue
+        stripped = done[len(done) - len(kids) :]
+        del done[len(done) - len(kids) :]
+        done.append(visit(node, stripped))
+    return done[0]
 
 
 def _mark_guards(work: Work) -> None:

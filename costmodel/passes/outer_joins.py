@@ -22,12 +22,22 @@ from costmodel.rules.outer_to_inner import simplify_outer_join
 
 
 def _replace_node(root: Node, node_id: str, new: Node) -> Node:
-    if root.id == node_id:
-        return new
-    kids = children(root)
-    if not kids:
+    """``root`` with the node ``node_id`` replaced by ``new``: only the path above it is rebuilt (no recursion)."""
+    path: list[Node] = []  # root down to the node, found depth first
+    stack: list[tuple[Node, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node.id == node_id:
+            break
+        stack.extend((kid, depth + 1) for kid in reversed(children(node)))
+    else:
         return root
-    return with_children(root, [_replace_node(k, node_id, new) for k in kids])
+    built = new
+    for parent, old in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+        built = with_children(parent, [built if kid is old else kid for kid in children(parent)])
+    return built
 
 
 def outer_joins(work: Work) -> None:

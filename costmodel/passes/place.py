@@ -24,6 +24,7 @@ def placement(work: Work) -> None:
         work.options.mode,
         Materializer(work.require_skeleton()),
         model.total,
+        model.row_estimate,
         lambda: model.work > WORK_BUDGET,
         lambda pos, built: _free_pass(model, pos, built),
     )

@@ -112,9 +112,7 @@ class Reporter:
         text = to_sql(pred.form)
         out: list[dict[str, Any]] = []
         in_cut = {id(p) for p in pred.cut}
-
-        def on_path(pos: Position) -> bool:
-            return id(pos) in in_cut or any(on_path(b) for b in pos.below)
+        on_path = _on_path(pred.root, in_cut)
 
         if pred.kind == "derived":
             entry: dict[str, Any] = {
@@ -131,22 +129,24 @@ class Reporter:
             if not pred.cut:
                 return out
 
-        def visit(pos: Position) -> None:
+        stack = [pred.root]  # pre-order, with an explicit stack: a predicate may travel 10,000 levels
+        while stack:
+            pos = stack.pop()
             if pos.kind == SCAN or pos.form_from_where:
-                return
+                continue
             side = pos.entered_child() if isinstance(pos.node, Join) else None
-            entry: dict[str, Any] = {"predicate": to_sql(pos.form), "operator": pos.node.id}
+            entry = {"predicate": to_sql(pos.form), "operator": pos.node.id}
             if id(pos) in in_cut:
                 if pos.stop is not None:
                     entry.update(action="blocked", reason=pos.stop.reason, detail=pos.stop.detail)
                     out.append(entry)
-                    return
+                    continue
                 if not pos.below:
-                    return
+                    continue
                 entry.update(action="kept", reason=Reason.MODE_NEVER if mode == "never" else Reason.NOT_BENEFICIAL)
                 entry.update(self.numbers(pos, side))
                 out.append(entry)
-                return
+                continue
             numbers = self.numbers(pos, side)
             if pos.below and pos.below[0].kind == ON and pos.below[0].form_from_where:
                 reason = Reason.INTO_JOIN_CONDITION
@@ -165,9 +165,20 @@ class Reporter:
             entry.update(action="pushed", reason=reason)
             entry.update(numbers)
             out.append(entry)
-            for child in pos.below:
-                if on_path(child):
-                    visit(child)
-
-        visit(pred.root)
+            stack.extend(child for child in reversed(pos.below) if id(child) in on_path)
         return out
+
+
+def _on_path(root: Position, in_cut: set[int]) -> set[int]:
+    """Positions of the region that are in the cut or above one (ids), found in one bottom-up pass."""
+    order: list[Position] = []
+    stack = [root]
+    while stack:
+        pos = stack.pop()
+        order.append(pos)
+        stack.extend(pos.below)
+    marked: set[int] = set()
+    for pos in reversed(order):  # children before parents
+        if id(pos) in in_cut or any(id(b) in marked for b in pos.below):
+            marked.add(id(pos))
+    return marked

@@ -25,9 +25,10 @@ from costmodel.catalog import Catalog
 from costmodel.errors import PlanError
 from costmodel.expr import Call, Column, Expr, Literal, Subquery
 from costmodel.functions import KNOWN_FUNCTIONS, FunctionDecl
-from costmodel.kinds.registry import kind_for_op, wire_ops
-from costmodel.plan import Field, NamedExpr, Node, SortKey
+from costmodel.kinds.registry import OperatorKind, kind_for_op, wire_ops
+from costmodel.plan import Field, NamedExpr, Node, SortKey, plan_memo
 from costmodel.strict import check_keys
+from costmodel.trampoline import Step, run
 
 NAMED_KEYS = frozenset({"expr", "as"})
 _SORT_KEY_KEYS = frozenset({"expr", "desc", "nulls_first"})
@@ -38,8 +39,14 @@ _CALL_KEYS = frozenset({"fn", "args", "distinct"})
 _CAST_KEYS = _CALL_KEYS | {"type"}
 _UDF_KEYS = _CALL_KEYS | {"name", "cost", "deterministic"}
 
-#: Deepest nesting of nodes and expressions accepted; deeper input is refused, not crashed on.
-MAX_DEPTH = 1000
+#: Deepest nesting of nodes and expressions accepted; deeper input is refused (422 too_deep). Every walk is
+#: iterative, so this bounds memory and time per request, not the interpreter's stack.
+MAX_DEPTH = 100_000
+#: Marks a path stand-in (``Binder.short``); no JSON path contains it.
+_TOKEN = "\x00"
+#: Deepest nesting of subqueries: each level is read and optimized as a plan of its own, a few Python frames
+#: apiece, so this one bounds the interpreter's stack (docs/api.md).
+MAX_SUBQUERY_DEPTH = 64
 
 _ARITY = {
     "not": (1, 1),
@@ -88,8 +95,27 @@ class Binder:
     next_id: int = 0
     outer: list[tuple[Field, ...]] = field(default_factory=list)
     outer_hits: list[set[int]] = field(default_factory=list)
+    #: nodes read ahead of their parent's ``read``, by JSON path (``node``)
+    _read: dict[str, Node] = field(default_factory=dict)
+    #: JSON paths stood in for by short tokens (``short``): a path spelled out at every level of a
+    #: 10,000-level plan would make reading it quadratic
+    _paths: list[str] = field(default_factory=list)
 
     # -------------------------------------------------------------- helpers
+
+    def short(self, path: str) -> str:
+        """A short stand-in for ``path``; ``full_path`` spells it out again (for an error)."""
+        self._paths.append(path)
+        return f"{_TOKEN}{len(self._paths) - 1}{_TOKEN}"
+
+    def full_path(self, path: str) -> str:
+        """``path`` with every stand-in spelled out."""
+        suffixes: list[str] = []
+        while path.startswith(_TOKEN):
+            end = path.index(_TOKEN, 1)
+            suffixes.append(path[end + 1 :])
+            path = self._paths[int(path[1:end])]
+        return path + "".join(reversed(suffixes))
 
     def cid(self) -> int:
         self.next_cid += 1
@@ -153,6 +179,10 @@ class Binder:
     # -------------------------------------------------------------- expressions
 
     def expr(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int) -> Expr:
+        """Read and bind one expression (without recursion: an expression may nest 10,000 levels)."""
+        return run(self._expr(raw, scope, path, depth))
+
+    def _expr(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int) -> Step[Expr]:
         if depth > MAX_DEPTH:
             raise PlanError("too_deep", f"expression nests deeper than {MAX_DEPTH} levels", path)
         if not isinstance(raw, dict):
@@ -194,7 +224,10 @@ class Binder:
                         f"{fn} takes {expected} arguments, got {len(args_raw)}",
                         f"{path}.args",
                     )
-            args = tuple(self.expr(a, scope, f"{path}.args[{i}]", depth + 1) for i, a in enumerate(args_raw))
+            args_read: list[Expr] = []
+            for i, a in enumerate(args_raw):
+                args_read.append((yield self._expr(a, scope, self.short(f"{path}.args[{i}]"), depth + 1)))
+            args = tuple(args_read)
             if fn == "cast":
                 typ = raw.get("type")
                 if not isinstance(typ, str):
@@ -241,6 +274,8 @@ class Binder:
         )
 
     def subquery(self, raw: dict[str, Any], scope: tuple[Field, ...], path: str, depth: int) -> Expr:
+        if len(self.outer) >= MAX_SUBQUERY_DEPTH:
+            raise PlanError("too_deep", f"subqueries nest deeper than {MAX_SUBQUERY_DEPTH} levels", path)
         kind = raw.get("kind", "scalar")
         if kind not in ("scalar", "exists", "in"):
             raise PlanError("invalid_expression", "subquery kind must be scalar, exists or in", f"{path}.kind")
@@ -315,6 +350,30 @@ class Binder:
         return self.node(raw[key], f"{path}.{key}", depth + 1)
 
     def node(self, raw: Any, path: str, depth: int) -> Node:
+        """Read the node at ``path``: the one already read there (a kind's ``read`` asking for its child), or
+        a fresh read of its subtree, children first with an explicit stack (a plan may nest 10,000 levels).
+
+        Ids are minted in pre-order and column ids in post-order, left to right, as a recursive reader would.
+        """
+        done = self._read.pop(path, None)
+        if done is not None:
+            return done
+        # (raw node, its path, its depth, its kind once entered, its id, the stand-in for its path)
+        stack: list[tuple[Any, str, int, OperatorKind[Any] | None, str, str]] = [(raw, path, depth, None, "", "")]
+        while stack:
+            item, where, level, kind, nid, token = stack.pop()
+            if kind is None:  # entering: check it, give it its id, then read its children first
+                kind = self._enter(item, where, level)
+                nid = self.node_id(item, where)
+                token = self.short(where)
+                stack.append((item, where, level, kind, nid, token))
+                kids = kind.wire_children(item, token)
+                stack.extend((kid, kid_path, level + 1, None, "", "") for kid, kid_path in reversed(kids))
+                continue
+            self._read[where] = kind.read(self, item, token, level, nid)
+        return self._read.pop(path)
+
+    def _enter(self, raw: Any, path: str, depth: int) -> OperatorKind[Any]:
         if depth > MAX_DEPTH:
             raise PlanError("too_deep", f"plan nests deeper than {MAX_DEPTH} levels", path)
         if not isinstance(raw, dict):
@@ -324,30 +383,39 @@ class Binder:
         if kind is None:
             raise PlanError("unknown_op", f"unknown op {op!r}", f"{path}.op", {"known": list(wire_ops())})
         check_keys(raw, kind.wire_keys | {"op", "id"}, path)
-        nid = self.node_id(raw, path)
-        return kind.read(self, raw, path, depth, nid)
+        return kind
 
 
 def _collect_ids(raw: Any) -> set[str]:
-    """Ids the caller gave, found without recursion; duplicates are refused."""
+    """Ids the caller gave, found without recursion; duplicates are refused (with the second one's path)."""
     seen: set[str] = set()
-    stack: list[tuple[Any, str]] = [(raw, "$.plan")]
+    stack: list[Any] = [raw]
     while stack:
-        item, path = stack.pop()
+        item = stack.pop()
         if isinstance(item, dict):
             if "op" in item and isinstance(item.get("id"), (str, int)) and not isinstance(item.get("id"), bool):
                 node_id = str(item["id"])
                 if node_id in seen:
-                    raise PlanError("duplicate_id", f"node id {node_id!r} is used twice", f"{path}.id")
+                    raise PlanError("duplicate_id", f"node id {node_id!r} is used twice", f"{_path_to(raw, item)}.id")
                 seen.add(node_id)
-            for key, value in item.items():
-                if isinstance(value, (dict, list)):
-                    stack.append((value, f"{path}.{key}"))
+            stack.extend(value for value in item.values() if isinstance(value, (dict, list)))
         elif isinstance(item, list):
-            for i, value in enumerate(item):
-                if isinstance(value, (dict, list)):
-                    stack.append((value, f"{path}[{i}]"))
+            stack.extend(value for value in item if isinstance(value, (dict, list)))
     return seen
+
+
+def _path_to(raw: Any, target: Any) -> str:
+    """The JSON path of ``target`` inside ``raw`` (spelled out only for an error: paths of deep input are long)."""
+    stack: list[tuple[Any, str]] = [(raw, "$.plan")]
+    while stack:
+        item, path = stack.pop()
+        if item is target:
+            return path
+        if isinstance(item, dict):
+            stack.extend((v, f"{path}.{k}") for k, v in item.items() if isinstance(v, (dict, list)))
+        elif isinstance(item, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item) if isinstance(v, (dict, list)))
+    return "$.plan"
 
 
 def json_depth(raw: Any) -> int:
@@ -376,4 +444,10 @@ def plan_from_wire(
     if json_depth(raw) > 3 * MAX_DEPTH:
         raise PlanError("too_deep", f"plan nests deeper than {MAX_DEPTH} levels", path)
     binder = Binder(catalog, _collect_ids(raw), dict(functions or {}))
-    return binder.node(raw, path, 0)
+    with plan_memo():
+        try:
+            return binder.node(raw, path, 0)
+        except PlanError as err:
+            if not err.path.startswith(_TOKEN):
+                raise
+            raise type(err)(err.code, err.message, binder.full_path(err.path), err.detail) from None

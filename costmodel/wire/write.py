@@ -21,31 +21,41 @@ from typing import Any
 
 from costmodel.expr import Column, Expr, Literal, Subquery
 from costmodel.kinds.registry import kind_of
-from costmodel.plan import NamedExpr, Node, SortKey
+from costmodel.plan import NamedExpr, Node, SortKey, children, plan_memo
 from costmodel.wire.names import Namer
 
 
 def expr_to_wire(expr: Expr, namer: Callable[[Column], str]) -> dict[str, Any]:
-    if isinstance(expr, Column):
-        return {"col": namer(expr)}
-    if isinstance(expr, Literal):
-        return {"lit": expr.value, "type": expr.type}
-    if isinstance(expr, Subquery):
-        out: dict[str, Any] = {"subquery": plan_to_wire(expr.plan), "kind": expr.kind}
-        if expr.args:
-            out["args"] = [expr_to_wire(a, namer) for a in expr.args]
-        return out
-    out = {"fn": expr.fn, "args": [expr_to_wire(a, namer) for a in expr.args]}
-    if expr.distinct:
-        out["distinct"] = True
-    if expr.fn == "cast":
-        out["type"] = expr.type
-    if expr.fn == "udf":
-        out["name"] = expr.name
-        if expr.cost is not None:
-            out["cost"] = expr.cost
-        out["deterministic"] = expr.deterministic
-    return out
+    """``expr`` on the wire, built top-down with an explicit stack (an expression may nest 10,000 levels)."""
+    root: list[dict[str, Any]] = []
+    stack: list[tuple[Expr, list[dict[str, Any]]]] = [(expr, root)]
+    while stack:
+        node, into = stack.pop()
+        if isinstance(node, Column):
+            into.append({"col": namer(node)})
+            continue
+        if isinstance(node, Literal):
+            into.append({"lit": node.value, "type": node.type})
+            continue
+        args: list[dict[str, Any]] = []
+        if isinstance(node, Subquery):
+            out: dict[str, Any] = {"subquery": plan_to_wire(node.plan), "kind": node.kind}
+            if node.args:
+                out["args"] = args
+        else:
+            out = {"fn": node.fn, "args": args}
+            if node.distinct:
+                out["distinct"] = True
+            if node.fn == "cast":
+                out["type"] = node.type
+            if node.fn == "udf":
+                out["name"] = node.name
+                if node.cost is not None:
+                    out["cost"] = node.cost
+                out["deterministic"] = node.deterministic
+        into.append(out)
+        stack.extend((arg, args) for arg in reversed(node.args))
+    return root[0]
 
 
 def named_to_wire(named: NamedExpr, namer: Namer) -> dict[str, Any]:
@@ -63,6 +73,28 @@ def keys_to_wire(keys: tuple[SortKey, ...], namer: Namer) -> list[dict[str, Any]
 
 
 def plan_to_wire(node: Node) -> dict[str, Any]:
-    """Write a plan in the wire format; columns are spelled to resolve where they stand."""
-    kind = kind_of(node)
-    return kind.write(node, Namer(kind.scope(node)), plan_to_wire)
+    """Write a plan in the wire format; columns are spelled to resolve where they stand.
+
+    Children are written before their parents with an explicit stack (a plan may nest 10,000 levels); a
+    kind's ``write`` then gets each child's wire form back from ``write_child``.
+    """
+    with plan_memo():
+        return _plan_to_wire(node)
+
+
+def _plan_to_wire(node: Node) -> dict[str, Any]:
+    written: dict[int, dict[str, Any]] = {}
+
+    def write_child(child: Node) -> dict[str, Any]:
+        return written[id(child)]
+
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        if not ready:
+            stack.append((current, True))
+            stack.extend((kid, False) for kid in reversed(children(current)))
+            continue
+        kind = kind_of(current)
+        written[id(current)] = kind.write(current, Namer(kind.scope(current)), write_child)
+    return written[id(node)]
