@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
 from costmodel.kinds.registry import OperatorKind, register
-from costmodel.kinds.shape import input_scope, pass_equalities, same_null_supplying, unary_children, unary_with_children
+from costmodel.kinds.shape import (
+    input_scope,
+    pass_equalities,
+    same_null_supplying,
+    unary_children,
+    unary_with_children,
+    wire_input,
+)
 from costmodel.plan import Field, Node, output_fields
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
@@ -101,6 +108,7 @@ KIND = register(
         expressions=lambda node: [node.generator],
         label=lambda node: "generate",
         read=_read,
+        wire_children=wire_input,
         write=_write,
         describe=_describe,
         push_through=push_through_generate,
