@@ -154,7 +154,7 @@ async def optimize_input(
     weight = await runner.run(request_weight, raw, deadline=deadline) if large else request_weight(raw)
     check_weight(weight, settings.max_request_weight, runner.limit_s)
     limits = (settings.max_json_depth, settings.max_sql_chars)
-    if pool is not None and (large or weight >= settings.heavy_request_weight):
+    if pool is not None and (large or weight >= settings.heavy_request_weight) and pool.started():
         if not large:  # a few milliseconds for a body this size; refused here, it needs no worker process
             await runner.run(check_depth, raw, settings.max_json_depth, deadline=deadline)
         return HeavyTask(raw, *limits, runner.limit_s, (None, None), deadline)  # the route sets the ids

@@ -197,11 +197,33 @@ def serving(limit: float, **settings: str) -> Iterator[str]:
         )
         try:
             wait_for_health(url, server, 60)
-            time.sleep(3.0)  # the heavy-request workers start with the service: let them finish importing
+            wait_until_idle(server.pid)  # the heavy-request workers start with the service: until they have imported
             yield url
         finally:
             server.terminate()
             server.wait(timeout=60)
+
+
+def wait_until_idle(pid: int, timeout_s: float = 120.0) -> None:
+    """Until the process and its children use less than a fifth of a core over a second (from /proc)."""
+
+    def cpu() -> float:
+        pids = [pid] + [int(c) for f in Path(f"/proc/{pid}/task").glob("*/children") for c in f.read_text().split()]
+        total = 0
+        for each in pids:
+            try:
+                fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = cpu()
+        time.sleep(1.0)
+        if cpu() - before < 0.2:
+            return
 
 
 def print_input(name: str, result: dict[str, object]) -> None:
@@ -243,8 +265,9 @@ def main() -> None:
             print(f"128 clients during the worst case: {load}", flush=True)
     seconds = 5.0 if args.quick else 15.0
     throughput: dict[str, list[dict[str, object]]] = {"heavy workers on": [], "heavy workers off": []}
-    for _ in range(1 if args.quick else 2):  # alternating, so drifting load favours neither
-        for label, workers in (("heavy workers on", "2"), ("heavy workers off", "0")):
+    order = (("heavy workers on", "2"), ("heavy workers off", "0"))
+    for round_ in range(1 if args.quick else 2):  # alternating, so drifting load favours neither
+        for label, workers in order if round_ % 2 == 0 else order[::-1]:
             with serving(limit, heavy_workers=workers) as url:
                 figures = asyncio.run(small_throughput(url, seconds))
             throughput[label].append(figures)

@@ -71,7 +71,7 @@ class Settings(BaseSettings):
         default=2,
         ge=0,
         le=64,
-        description="Worker processes for heavy requests (started when first needed), so they never slow the "
+        description="Worker processes for heavy requests (started with the service), so they never slow the "
         "server or /healthz and the time limit kills them; 0: heavy requests run on threads like the rest.",
     )
     heavy_request_weight: int = Field(
@@ -97,7 +97,9 @@ class Settings(BaseSettings):
         "the server process (/healthz, small requests) gets them first. 0 on a machine shared with busier work.",
     )
     prestart_heavy_workers: bool = Field(
-        default=False, description="Start the heavy-request workers with the service (`pushdown serve` does)."
+        default=False,
+        description="Start the heavy-request workers with the service (`pushdown serve` does); without it, heavy "
+        "requests run on threads like the rest.",
     )
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1, le=64, description="Processes `pushdown serve` runs (sharing one database).")

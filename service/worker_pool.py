@@ -213,7 +213,8 @@ class _Worker:
 
 
 class WorkerPool:
-    """Up to ``size`` worker processes, started when first needed; one request per worker at a time."""
+    """Up to ``size`` worker processes, started by ``warm`` (with the service) and replaced when killed; one request
+    per worker at a time."""
 
     def __init__(self, settings: Settings, size: int, serve: Serve | None = None) -> None:
         """``serve``: what a worker does with a task (a module-level function, as processes import it);
@@ -226,8 +227,18 @@ class WorkerPool:
         self._busy: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self._started = False
         self._slots: asyncio.Semaphore | None = None
         self._io = ThreadPoolExecutor(max_workers=size + 1, thread_name_prefix="pushdown-heavy-io")
+
+    def started(self) -> bool:
+        """Whether a worker has ever been ready. Until then heavy requests run on threads: the workers are
+        started with the service (``warm``) and take a moment to import the engine; an app built without
+        ``prestart_heavy_workers`` (tests, embedding) never starts them and keeps every request on threads."""
+        if not self._started:
+            with self._lock:
+                self._started = any(worker.is_ready() for worker in self._idle)
+        return self._started
 
     def warm(self) -> None:
         """Start every worker now (in the background: each imports the engine), so no request waits for that."""

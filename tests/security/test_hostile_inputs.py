@@ -21,6 +21,7 @@ from tests.security.conftest import (
     ServiceProcess,
     auth_headers,
     running_service,
+    wait_for_workers,
     wait_until_idle,
 )
 
@@ -176,6 +177,7 @@ def test_work_stopped_at_the_limit_stops_using_the_cpu(
 
 
 def test_a_heavy_request_answered_by_a_worker_is_recorded_like_any_other(service: ServiceProcess) -> None:
+    wait_for_workers(service)  # those killed by earlier tests have been replaced
     request = hostile.small_request()
     unused = {f"t{i}": {"columns": [{"name": "a", "type": "int"}]} for i in range(600)}
     request["catalog"]["tables"] = {**request["catalog"]["tables"], **unused}  # heavy by weight, quick to answer

@@ -209,3 +209,18 @@ def test_weighing_a_slice_at_a_time_misses_at_most_what_the_slice_boundaries_cut
     whole = body.count(b"{") + sum(lowered.count(m) for m in markers)
     assert len(body) > 4 * CHUNK_BYTES
     assert whole - len(body) // CHUNK_BYTES <= request_weight(body) <= whole
+
+
+def test_until_a_worker_has_started_heavy_requests_stay_on_threads(tmp_path: Path) -> None:
+    workers = WorkerPool(settings_for(tmp_path), 1, serve=heavy_work.by_body)
+    try:
+        assert not workers.started()
+        workers.warm()
+        deadline = time.monotonic() + 120
+        while not workers.started() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert workers.started()
+        assert int(run(workers, b"pid", 60).payload) > 0
+        assert workers.killed == 0
+    finally:
+        workers.close()
