@@ -77,7 +77,7 @@ async def optimize(
     if isinstance(body, HeavyTask):  # a heavy body: parsed and answered in a worker process
         assert pool is not None  # noqa: S101 - optimize_input makes a HeavyTask only with a pool
         heavy = await pool.run(replace(body, ids=ids))
-        answered, recorded = heavy.answered, heavy.request
+        answered, recorded = heavy.answered(), heavy.request
     else:
         # the request's context (its id, for log lines) goes along into the worker thread
         context = contextvars.copy_context()

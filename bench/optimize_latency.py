@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from api.models import parse_optimize_request  # noqa: E402
 from api.routes import _answer  # noqa: E402
 from costmodel import optimize_wire  # noqa: E402
-from service.optimize import OptimizeService, allow_deep_plans  # noqa: E402
+from service.optimize import OptimizeService  # noqa: E402
 from service.request_cache import RequestCache  # noqa: E402
 from service.sql import plan_to_sql, sql_to_plan  # noqa: E402
 
@@ -270,7 +270,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.iterations, args.peer_iterations = 30, 10
-    allow_deep_plans()
     catalog, queries, plans = load()
     load_before = os.getloadavg()
     print(f"{len(plans)} TPC-H queries, {args.iterations} iterations each; load average {load_before[0]:.2f}")

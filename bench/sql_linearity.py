@@ -181,7 +181,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer TPC-H rounds (a few minutes)")
     parser.add_argument("--only", choices=["shapes", "tpch"], help="run one part")
     args = parser.parse_args()
-    allow_deep_plans()  # what the service runs with (the engine's walks; the adapter needs no more)
     out: dict[str, Any] = {
         "machine": {
             "python": platform.python_version(),

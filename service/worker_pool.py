@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
@@ -56,8 +56,17 @@ class HeavyTask:
 class HeavyAnswer:
     """A worker's answer: the JSON as it is sent, and the parts of request and answer the history keeps."""
 
-    answered: Answered  # its ``answer`` is the record's view (``record_view``), not the whole answer
+    payload: bytes
+    answer: dict[str, Any]
     request: dict[str, Any]
+    record: bytes | None = None  # the full answer's JSON, which the history keeps (None: ``payload`` is it)
+    cache: str = "off"  # what the worker's request cache did
+
+    def answered(self) -> Answered:
+        """As the route's own work answers: the record's view of the answer, the JSON sent and kept."""
+        from service.optimize import Answered
+
+        return Answered(self.answer, self.payload, self.record or self.payload, self.cache)
 
 
 def record_view(answer: dict[str, Any]) -> dict[str, Any]:
@@ -103,10 +112,9 @@ def _build_optimizer(settings: Settings) -> OptimizeService:
     """The same use case the app builds: statistics store and feedback from the same settings."""
     from service.feedback.use_case import FeedbackService
     from service.history import HistoryRecorder
-    from service.optimize import OptimizeService, allow_deep_plans
+    from service.optimize import OptimizeService
     from service.statistics import StatisticsStore
 
-    allow_deep_plans()
     try:
         store: StatisticsStore | None = StatisticsStore.from_settings(settings)
     except ValueError:
@@ -134,7 +142,8 @@ def _serve_one(optimizer: OptimizeService, task: HeavyTask) -> tuple[str, Any]:
     except Exception:  # a bug: logged here, with its traceback; the caller gets the service's 500
         logger.exception("heavy request failed in its worker process")
         return "internal", None
-    return "ok", HeavyAnswer(replace(answered, answer=record_view(answered.answer)), request_view(body))
+    view = record_view(answered.answer)
+    return "ok", HeavyAnswer(answered.payload, view, request_view(body), answered.record, answered.cache)
 
 
 def _tune_garbage_collection() -> None:
