@@ -54,12 +54,15 @@ def free_port() -> int:
 # ------------------------------------------------------------------ server
 
 
-def start_server(port: int, workers: int, data_dir: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def start_server(
+    port: int, workers: int, data_dir: Path, env: dict[str, str], tree: Path = ROOT
+) -> subprocess.Popen[bytes]:
+    """``pushdown serve`` from ``tree`` (a checkout); ``PUSHDOWN_LOG_LEVEL`` in ``env`` becomes ``--log-level``."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
-    full_env.update({"PUSHDOWN_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT), **env})
+    full_env.update({"PUSHDOWN_DATA_DIR": str(data_dir), "PYTHONPATH": str(tree), **env})
     command = [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    command += ["--workers", str(workers)]
-    proc = subprocess.Popen(command, cwd=ROOT, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command += ["--workers", str(workers), "--log-level", full_env.pop("PUSHDOWN_LOG_LEVEL", "info")]
+    proc = subprocess.Popen(command, cwd=tree, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -194,7 +197,7 @@ def run_level(port: int, pid: int, request: bytes, clients: int, seconds: float)
 def run_configuration(name: str, env: dict[str, str], args: argparse.Namespace, request: bytes) -> dict[str, Any]:
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="pushdown-load-") as data_dir:
-        proc = start_server(port, args.workers, Path(data_dir), env)
+        proc = start_server(port, args.workers, Path(data_dir), env, args.tree)
         try:
             levels = [run_level(port, proc.pid, request, n, args.seconds) for n in args.clients]
         finally:
@@ -220,6 +223,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per client count")
     parser.add_argument("--quick", action="store_true", help="3 s per client count")
     parser.add_argument("--no-cache-off", action="store_true", help="skip the run with the cache off")
+    parser.add_argument("--lean", action="store_true", help="also: history queued, access log off (warning level)")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
     args = parser.parse_args()
     args.clients = [int(n) for n in str(args.clients).split(",")]
     if args.quick:
@@ -227,7 +232,9 @@ def main() -> None:
     request = http_request(q05_body())
     load = os.getloadavg()
     print(f"q05 over HTTP, {args.workers} workers, {os.cpu_count()} CPUs, load average before {load[0]:.2f}")
-    configurations = {"cache_on": {}}
+    configurations: dict[str, dict[str, str]] = {"cache_on": {}}
+    if args.lean:
+        configurations["cache_on_lean"] = {"PUSHDOWN_HISTORY_DURABILITY": "queue", "PUSHDOWN_LOG_LEVEL": "warning"}
     if not args.no_cache_off:
         configurations["cache_off"] = {"PUSHDOWN_CACHE_ENABLED": "false"}
     runs = {name: run_configuration(name, env, args, request) for name, env in configurations.items()}
@@ -257,6 +264,7 @@ def main() -> None:
         "workers": args.workers,
         "seconds_per_level": args.seconds,
         "server": "pushdown serve (uvicorn: uvloop, httptools; history on, commit durability; JSON access log)",
+        "tree": str(args.tree),
         "runs": runs,
         "targets": targets,
     }

@@ -84,7 +84,7 @@ def test_every_endpoint_answers_in_an_environment_installed_like_the_image(
             sql = call("POST", "/optimize", "/optimize", json={"sql": "SELECT id FROM cities WHERE id > 3",
                                                                "catalog": CATALOG}).json()  # fmt: skip
             assert "sql" in sql
-            substrait = call("POST", "/optimize", "/optimize", json=substrait_request()).json()
+            substrait = call("POST", "/optimize", "/optimize", json={**substrait_request(), "detail": "full"}).json()
             assert "substrait" in substrait and substrait["decisions"]
             started = call("POST", "/tables/{name}/analyze", "/tables/events/analyze", 202, json={"path": str(table)})
             job_url = started.json()["status_url"]

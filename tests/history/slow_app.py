@@ -26,6 +26,11 @@ class SlowOptimizer:
             time.sleep(self.delay_s)
         return self.inner.optimize(body, *args, **kwargs)
 
+    def cached(self, body: OptimizeInput, *args: Any, **kwargs: Any) -> Answered | None:
+        if (body.context or {}).get("task") == "slow":
+            return None  # always computed, so always slow
+        return self.inner.cached(body, *args, **kwargs)
+
     def answer(self, body: OptimizeInput, *args: Any, **kwargs: Any) -> Answered:
         if (body.context or {}).get("task") == "slow":
             time.sleep(self.delay_s)

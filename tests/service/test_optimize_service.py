@@ -30,6 +30,8 @@ class FakeSqlError(ValueError):
 @pytest.fixture
 def fake_sql(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Stands in for service.sql (another engineer's module) and records how it is called."""
+    import service.spark_plan  # noqa: F401 - imported for real first, so it never binds the stand-in below
+
     calls: dict[str, Any] = {}
 
     def sql_to_plan(sql: str, catalog: dict | None, dialect: str = "spark") -> dict:
