@@ -22,6 +22,8 @@ from typing import Any, Literal
 
 import orjson
 
+from service import deep_json
+
 Detail = Literal["summary", "full"]
 DETAILS: tuple[Detail, ...] = ("summary", "full")
 DEFAULT_DETAIL: Detail = "summary"
@@ -94,7 +96,7 @@ def to_json(answer: Any) -> bytes:
     """
     try:
         payload = orjson.dumps(answer, default=_other, option=orjson.OPT_NON_STR_KEYS)
-    except orjson.JSONEncodeError:  # nested deeper than orjson goes (254 levels): the standard library's way
+    except TypeError:  # nested deeper than orjson goes (254 levels; older orjson raise a plain TypeError)
         return _slow_json(answer)
     if b"null" in payload and not finite(answer):
         raise NonFiniteNumber("the answer holds a number JSON cannot carry")
@@ -103,7 +105,10 @@ def to_json(answer: Any) -> bytes:
 
 def _slow_json(value: Any, sort_keys: bool = False) -> bytes:
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), sort_keys=sort_keys)
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), sort_keys=sort_keys)
+        except RecursionError:  # deeper than json goes at the default recursion limit: written without recursion
+            text = deep_json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=sort_keys)
     except ValueError:
         raise NonFiniteNumber("the answer holds a number JSON cannot carry") from None
     return text.encode("utf-8")
@@ -117,5 +122,5 @@ def canonical_json(value: Any) -> bytes:
     """
     try:
         return orjson.dumps(value, default=_other, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-    except orjson.JSONEncodeError:  # deeper than orjson goes
+    except TypeError:  # deeper than orjson goes (JSONEncodeError is a TypeError)
         return _slow_json(value, sort_keys=True)

@@ -131,8 +131,9 @@ def _scalar(
     return parse_int(integer), match.end()
 
 
-def dumps(value: Any, ensure_ascii: bool = False, allow_nan: bool = False) -> str:
-    """``json.dumps(value, ensure_ascii=..., allow_nan=..., separators=(",", ":"))`` without recursion.
+def dumps(value: Any, ensure_ascii: bool = False, allow_nan: bool = False, sort_keys: bool = False) -> str:
+    """``json.dumps(value, ensure_ascii=..., allow_nan=..., separators=(",", ":"), sort_keys=...)`` without
+    recursion.
 
     Raises ``ValueError`` for a non-finite float when ``allow_nan`` is false, as ``json.dumps`` does.
     """
@@ -149,7 +150,8 @@ def dumps(value: Any, ensure_ascii: bool = False, allow_nan: bool = False) -> st
                 continue
             out.append("{")
             pieces: list[tuple[bool, Any]] = []
-            for i, (key, member) in enumerate(item.items()):
+            members = sorted(item.items()) if sort_keys else item.items()
+            for i, (key, member) in enumerate(members):
                 text_key = _key_text(key, ensure_ascii)
                 pieces.append((True, ("," if i else "") + text_key + ":"))
                 pieces.append((False, member))

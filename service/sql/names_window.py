@@ -6,7 +6,7 @@ UNBOUNDED PRECEDING AND CURRENT ROW)``); DuckDB writes it back as given
 (``rank() OVER (PARTITION BY b ORDER BY c)``). A scalar subquery is
 ``scalarsubquery(<outer columns>)`` in Spark and the subquery's own text in
 DuckDB (``(SELECT max(u.c) FROM t AS u WHERE (u.a = t.a))``). Both were read
-from Spark 4 and DuckDB (tests/sql/test_output_names.py checks them against
+from Spark 4 and DuckDB (tests/sql/corpus/queries/39_unaliased_scalar_subqueries.sql checks them against
 both engines). ``name`` is the engine's naming function for plain expressions.
 """
 

@@ -93,7 +93,12 @@ def test_names_match_case_insensitively_and_mix_with_the_request_catalog(http: h
 def test_a_catalog_entry_wins_over_the_analyzed_table_of_the_same_name(http: httpx.Client) -> None:
     given = {"columns": [{"name": "id", "type": "int"}, {"name": "skew", "type": "int"}], "row_count": 7}
     response = http.post(
-        "/optimize", json={"sql": "SELECT id FROM events WHERE skew = 1", "catalog": {"tables": {"events": given}}}
+        "/optimize",
+        json={
+            "sql": "SELECT id FROM events WHERE skew = 1",
+            "catalog": {"tables": {"events": given}},
+            "detail": "full",
+        },
     )
     assert response.status_code == 200, response.text
     assert response.json()["statistics"] == []

@@ -136,10 +136,12 @@ class HealthProbe:
         self.latencies: list[float] = []
         self.failures: list[str] = []
         self._stop = threading.Event()
+        self._connected = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self) -> HealthProbe:
         self._thread.start()
+        self._connected.wait(timeout=30)  # so even a request refused at once is watched by one poll at least
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -149,7 +151,8 @@ class HealthProbe:
     def _run(self) -> None:
         with httpx.Client(base_url=self.url, timeout=10) as client:
             client.get("/healthz")  # connect first: the probe measures answers, not the TCP handshake
-            while not self._stop.is_set():
+            self._connected.set()
+            while True:  # one poll at least, however soon the stop comes
                 started = time.perf_counter()
                 try:
                     status = client.get("/healthz").status_code
@@ -159,7 +162,8 @@ class HealthProbe:
                     self.latencies.append(time.perf_counter() - started)
                     if status != 200:
                         self.failures.append(f"status {status}")
-                self._stop.wait(self.interval_s)
+                if self._stop.wait(self.interval_s):
+                    break
 
     def median(self) -> float:
         ordered = sorted(self.latencies)

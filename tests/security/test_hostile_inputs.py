@@ -181,6 +181,7 @@ def test_a_heavy_request_answered_by_a_worker_is_recorded_like_any_other(service
     request = hostile.small_request()
     unused = {f"t{i}": {"columns": [{"name": "a", "type": "int"}]} for i in range(600)}
     request["catalog"]["tables"] = {**request["catalog"]["tables"], **unused}  # heavy by weight, quick to answer
+    request["detail"] = "full"  # the decision matrix, to compare with the history's counts
     response, _ = post(service, hostile.dumps(request))
     assert response.status_code == 200, response.text
     assert response.headers["Pushdown-History"] == "recorded"
