@@ -242,7 +242,7 @@ def test_a_plan_deeper_than_the_json_module_reaches_is_answered(client: httpx.Cl
     for _ in range(levels):
         plan = {"op": "project", "exprs": [{"expr": {"col": "state_id"}, "as": "state_id"}], "input": plan}
     plan = {"op": "filter", "predicate": {"fn": ">", "args": [{"col": "state_id"}, {"lit": 40}]}, "input": plan}
-    raw = deep_json.dumps({"plan": plan, "catalog": catalog}).encode()
+    raw = deep_json.dumps({"plan": plan, "catalog": catalog, "detail": "full"}).encode()
     response = client.post("/optimize", content=raw, headers=JSON)
     assert response.status_code == 200, response.text[:500]
     answer = deep_json.loads(response.text)
