@@ -133,7 +133,8 @@ def run_pipeline(
             predicate = predicate_for(task, run)
             context = {"pipeline": PIPELINE, "task": task, "run": f"run-{run + 1:02d}"}
             answer = http.post(
-                "/optimize", json={"sql": query.format(p=predicate), "catalog": catalog, "context": context}
+                "/optimize",
+                json={"sql": query.format(p=predicate), "catalog": catalog, "context": context, "detail": "full"},
             )
             answer.raise_for_status()
             answer = answer.json()

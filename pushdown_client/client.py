@@ -109,8 +109,9 @@ def optimize_request(
     options: Mapping[str, Any] | None = None,
     context: Mapping[str, str] | None = None,
     dialect: str = "spark",
+    detail: Literal["summary", "full"] | None = None,
 ) -> dict[str, Any]:
-    """The ``POST /optimize`` body.
+    """The ``POST /optimize`` body; ``detail="full"`` asks for the decision matrix, EXPLAIN trees and cost tables.
 
     >>> optimize_request("SELECT 1", mode="always")
     {'dialect': 'spark', 'sql': 'SELECT 1', 'options': {'mode': 'always'}}
@@ -128,6 +129,8 @@ def optimize_request(
         body["options"] = opts
     if context:
         body["context"] = dict(context)
+    if detail is not None:
+        body["detail"] = detail
     return body
 
 
