@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pushdown_client.spark_runner import session_settings
 from service.feedback.graph import SparkGraph, TableSource
 from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
 from service.feedback.spark import ObservedRun, needs_preparing, observe, prepare, table_identities
@@ -200,22 +201,6 @@ class RunReport:
         return self.sent.result(timeout=timeout)
 
 
-@contextmanager
-def session_conf(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[None]:
-    """``conf`` in force inside the block; every key back to its previous value (or unset) afterwards."""
-    previous = {key: spark.conf.get(key, None) for key in conf}
-    try:
-        for key, value in conf.items():
-            spark.conf.set(key, value)
-        yield
-    finally:
-        for key, old in previous.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
-
-
 def run_and_report(
     spark: SparkSession,
     answer: Mapping[str, Any],
@@ -231,7 +216,7 @@ def run_and_report(
     found = answer.get("spark")
     spark_part: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     sql = str(spark_part.get("sql") or answer["sql"])
-    with session_conf(spark, dict(spark_part.get("conf") or {})):
+    with session_settings(spark, dict(spark_part.get("conf") or {})):
         started = time.perf_counter()
         with observed(spark, answer) as run:
             query_started = time.perf_counter()
