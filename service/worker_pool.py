@@ -135,10 +135,10 @@ def _serve_one(optimizer: OptimizeService, task: HeavyTask) -> tuple[str, Any]:
         with deadline_scope(None, at=task.deadline):
             body = parse_within_limits(task.raw, task.max_json_depth, task.max_sql_chars)
             answered = _answer(optimizer, body, task.ids)
+    except DeadlineExceeded:  # before ServiceError, its base: the caller names the limit in the answer
+        return "deadline", None
     except ServiceError as exc:
         return "error", exc.to_wire()
-    except DeadlineExceeded:
-        return "deadline", None
     except Exception:  # a bug: logged here, with its traceback; the caller gets the service's 500
         logger.exception("heavy request failed in its worker process")
         return "internal", None

@@ -22,7 +22,7 @@ from service.history.record import build_record, request_dict
 from service.optimize import OptimizeService
 from service.request_weight import CHUNK_BYTES, check_weight, request_weight
 from service.settings import Settings
-from service.worker_pool import HeavyTask, WorkerPool, record_view, request_view
+from service.worker_pool import HeavyTask, WorkerPool, _outcome, _serve_one, record_view, request_view
 from tests.security import heavy_work, hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +109,17 @@ def test_refusals_come_back_as_the_same_service_errors(pool: WorkerPool, body: b
         run(pool, body, 120)
     assert code is None or refused.value.code == code
     assert refused.value.path.startswith("$")
+
+
+def test_a_worker_that_stops_at_its_own_deadline_check_answers_time_limit_with_the_limit() -> None:
+    """The engine's cooperative check raises ``DeadlineExceeded`` without the limit (a ``ServiceError`` too):
+    the worker reports it as the deadline, so the answer names the limit like one cut off from outside."""
+    task = HeavyTask(hostile.or_terms(1200), 2500, 1_000_000, 2.5, ("id-1", None), time.monotonic() - 1)
+    kind, value = _serve_one(OptimizeService(None), task)
+    assert (kind, value) == ("deadline", None)
+    with pytest.raises(DeadlineExceeded) as stopped:
+        _outcome(kind, value, task.limit_s)
+    assert stopped.value.to_wire()["detail"] == {"limit_s": 2.5}
 
 
 def alive(pid: int) -> bool:
