@@ -6,7 +6,6 @@ This is the composition root of the command line; with the ``cli_`` modules besi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +16,7 @@ from service.cli_input import EXIT_BAD_INPUT, fail, is_request_id, optimize_inpu
 from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
 from service.cli_savings import savings
 from service.cli_serve import serve
+from service.deep_json import dumps_at_any_depth
 from service.settings import Settings
 
 __all__ = ["EXIT_BAD_INPUT", "app", "format_table", "render"]
@@ -77,7 +77,7 @@ def optimize(
 ) -> None:
     """Optimize one request or query and print the explain, cost tables and decision log (and the SQL after)."""
     response = optimize_input(request_file, sql, catalog, dialect, mode)
-    typer.echo(json.dumps(response, indent=2) if as_json else render(response))
+    typer.echo(dumps_at_any_depth(response, indent=2) if as_json else render(response))
 
 
 @app.command()
@@ -127,7 +127,7 @@ def _explain_recorded(request_id: str, as_json: bool) -> None:
         fail(f"no optimization {request_id!r} in the history", "$.request_id")
     if as_json:
         rows = node_rows(record["response"], feedback["nodes"]) if feedback else None
-        typer.echo(json.dumps({"request_id": request_id, "feedback": feedback and {**feedback, "nodes": rows}}))
+        typer.echo(dumps_at_any_depth({"request_id": request_id, "feedback": feedback and {**feedback, "nodes": rows}}))
     else:
         typer.echo(render(record, feedback))
 

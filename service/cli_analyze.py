@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from service.cli_input import fail
+from service.deep_json import dumps_at_any_depth
 from service.errors import InputError
 from service.settings import Settings
 
@@ -72,7 +72,7 @@ def analyze(
             typer.echo(f"error: analyze failed: {error_message(exc)}", err=True)
             raise typer.Exit(1) from None
     if as_json:
-        typer.echo(json.dumps(summary, indent=2))
+        typer.echo(dumps_at_any_depth(summary, indent=2))
         return
     stored = store.get(name, summary["version"])
     stats = stored.stats if stored is not None else {}

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import typer
 
 from costmodel.errors import ServiceError
+from service.deep_json import dumps_at_any_depth, loads_at_any_depth
 from service.settings import Settings
 
 #: Exit status for a request the service refuses (bad JSON, plan, catalog, options, SQL).
@@ -105,12 +106,12 @@ def sql_request(text: str, catalog: Path | None, dialect: str | None, mode: str 
     body: dict[str, Any] = {"sql": text, "dialect": dialect or "spark"}
     if catalog is not None:  # without one, the query's tables are the analyzed tables of those names
         try:
-            body["catalog"] = json.loads(read_bytes(str(catalog), "$.catalog"))
+            body["catalog"] = loads_at_any_depth(read_bytes(str(catalog), "$.catalog"))
         except json.JSONDecodeError as exc:
             fail(f"{catalog} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "$.catalog")
     if mode is not None:
         body["options"] = {"mode": mode}
-    return json.dumps(body).encode()
+    return dumps_at_any_depth(body).encode()  # a deep catalog is refused by the request's depth limit
 
 
 def fail(message: str, path: str) -> NoReturn:
