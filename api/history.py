@@ -12,13 +12,14 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import date
 from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from api import dashboard
 from api.deps import HistoryDep, require_token
 from api.models import ErrorResponse
 from api.overview import overview
+from service.answer import to_json
 from service.errors import InputError
 from service.history import Filters, HistoryRecorder, HistoryStore, explain_tree
 from service.settings import Settings
@@ -83,7 +84,7 @@ def _with_overview(store: HistoryStore, items: list[dict[str, Any]], total: int)
     summary="One optimization in full: request, answer, reasons, and the plan trees before and after",
     responses={**_ERRORS, 404: {"model": ErrorResponse, "description": "No such optimization."}},
 )
-async def get_optimization(record_id: str, history: HistoryDep, request: Request) -> Any:
+async def get_optimization(record_id: str, history: HistoryDep, request: Request) -> Response:
     record = await _read(history, lambda store: store.get(record_id))
     if record is None:
         raise InputError("not_found", f"no optimization {record_id!r}", "$.id")
@@ -96,7 +97,9 @@ async def get_optimization(record_id: str, history: HistoryDep, request: Request
     }
     feedback = getattr(request.app.state, "feedback", None)  # estimated against actual rows, when a run reported
     record["feedback"] = await run_in_threadpool(feedback.for_record, record) if feedback is not None else None
-    return record
+    # written as the answer was (service.answer.to_json): a record as deep as the plans the service accepts is
+    # past the default encoder's depth limit
+    return Response(await run_in_threadpool(to_json, record), media_type="application/json")
 
 
 @router.get(

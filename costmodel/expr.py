@@ -2,18 +2,30 @@
 
 Columns carry a ``cid`` once bound (see ``costmodel.wire.read``): the identity of the
 column they read, so self-joins and re-aliased names never get confused.
-The helpers here answer the questions legality asks of a predicate: which
-columns it reads, whether it is deterministic, whether it can raise, whether
-it holds aggregate or window calls, and what it costs per row.
+The helpers here answer the questions legality asks of a predicate: which columns it reads, whether it is
+deterministic, whether it can raise, whether it holds aggregate or window calls, and what it costs per row; the
+function names they classify by are ``costmodel.expr_names``' (re-exported here).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
+
+from costmodel.expr_names import AGGREGATES as AGGREGATES
+from costmodel.expr_names import ARITHMETIC as ARITHMETIC
+from costmodel.expr_names import BOOLEAN as BOOLEAN
+from costmodel.expr_names import COMPARISONS as COMPARISONS
+from costmodel.expr_names import DIVISIONS as DIVISIONS
+from costmodel.expr_names import LIKES as LIKES
+from costmodel.expr_names import NONDETERMINISTIC as NONDETERMINISTIC
+from costmodel.expr_names import RAISING as RAISING
+from costmodel.expr_names import REGEXES as REGEXES
+from costmodel.expr_names import STRING_TYPES as STRING_TYPES
+from costmodel.expr_names import WINDOW_ONLY as WINDOW_ONLY
+from costmodel.expr_names import like_regex as like_regex
 
 if TYPE_CHECKING:  # for type checkers only: at run time expr imports nothing of plan (plan builds on expr)
     from costmodel.plan import Node
@@ -35,85 +47,6 @@ def use_plan_walker(walker: Callable[[PlanNode], Iterator[Expr]]) -> None:
     """Let ``walk(..., into_subqueries=True)`` look inside subquery plans (``costmodel.plan`` calls this)."""
     global _plan_expressions
     _plan_expressions = walker
-
-
-COMPARISONS = frozenset({"=", "!=", "<>", "<", "<=", ">", ">=", "<=>"})
-ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "mod", "neg"})
-DIVISIONS = frozenset({"/", "%", "div", "mod"})
-BOOLEAN = frozenset({"and", "or", "not"})
-LIKES = frozenset({"like", "ilike", "not_like"})
-REGEXES = frozenset({"rlike", "regexp", "regexp_like", "similar_to", "regexp_extract", "regexp_replace"})
-AGGREGATES = frozenset(
-    {
-        "count",
-        "sum",
-        "avg",
-        "mean",
-        "min",
-        "max",
-        "array_agg",
-        "collect_list",
-        "collect_set",
-        "stddev",
-        "stddev_samp",
-        "stddev_pop",
-        "variance",
-        "var_samp",
-        "var_pop",
-        "first",
-        "last",
-        "any_value",
-        "approx_count_distinct",
-        "count_if",
-        "bool_and",
-        "bool_or",
-        "every",
-        "some",
-        "median",
-        "percentile",
-        "percentile_approx",
-        "string_agg",
-        "listagg",
-        "group_concat",
-        "corr",
-        "covar_pop",
-        "covar_samp",
-        "max_by",
-        "min_by",
-        "mode",
-        "product",
-    }
-)
-WINDOW_ONLY = frozenset(
-    {
-        "row_number",
-        "rank",
-        "dense_rank",
-        "percent_rank",
-        "cume_dist",
-        "ntile",
-        "lag",
-        "lead",
-        "first_value",
-        "last_value",
-        "nth_value",
-    }
-)
-NONDETERMINISTIC = frozenset(
-    {
-        "rand",
-        "random",
-        "randn",
-        "uuid",
-        "shuffle",
-        "monotonically_increasing_id",
-        "spark_partition_id",
-        "input_file_name",
-        "random_uniform",
-    }
-)
-RAISING = frozenset({"assert_true", "raise_error", "error"})
-STRING_TYPES = ("string", "varchar", "char", "text", "unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,12 +359,6 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
 def substitute(expr: Expr, mapping: Mapping[int, Expr]) -> Expr:
     """Replace columns by cid, e.g. a project's output column by the expression that computes it."""
     return transform(expr, lambda node: mapping.get(node.cid) if isinstance(node, Column) else None)
-
-
-def like_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
-    """SQL LIKE as a regex: ``%`` any run, ``_`` one character, everything else literal."""
-    body = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
-    return re.compile(f"^{body}$", re.DOTALL | (re.IGNORECASE if ignore_case else 0))
 
 
 # ---------------------------------------------------------------- cost

@@ -8,13 +8,13 @@ and the output says how many there are.
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from typing import Annotated, Any
 
 import typer
 
 from service.cli_render import format_table
+from service.deep_json import dumps_at_any_depth
 
 
 def human(value: float | None) -> str:
@@ -98,7 +98,7 @@ def savings(
     except Exception as exc:  # noqa: BLE001 - a database the command cannot reach: say which, no trace
         typer.echo(f"error: the history store cannot be read: {type(exc).__name__}: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(json.dumps(result, indent=2) if as_json else render_totals(result))
+    typer.echo(dumps_at_any_depth(result, indent=2) if as_json else render_totals(result))
 
 
 def _day(text: str | None, option: str) -> date | None:

@@ -181,3 +181,38 @@ def _key_text(key: Any, ensure_ascii: bool) -> str:
     if key is None or isinstance(key, (bool, int, float)):
         return json.dumps(json.dumps(key))
     raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def dumps_at_any_depth(
+    value: Any,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    """``json.dumps(value, indent=..., separators=..., sort_keys=...)`` (ASCII, NaN allowed, as json writes by
+    default); nested deeper than ``json`` goes, this module's compact text, since indentation would grow with
+    the square of the depth. Command-line output and stored history use it, so a deep answer is written, not
+    a ``RecursionError``.
+
+    >>> deep = 0
+    >>> for _ in range(3_000):
+    ...     deep = [deep]
+    >>> dumps_at_any_depth({"é": 1}, indent=1), len(dumps_at_any_depth(deep, indent=2))
+    ('{\\n "\\\\u00e9": 1\\n}', 6001)
+    """
+    try:
+        return json.dumps(value, indent=indent, separators=separators, sort_keys=sort_keys)
+    except RecursionError:
+        return dumps(value, ensure_ascii=True, allow_nan=True, sort_keys=sort_keys)
+
+
+def loads_at_any_depth(text: str | bytes) -> Any:
+    """``json.loads(text)``, read without recursion when nested deeper than ``json`` goes (stored answers).
+
+    >>> loads_at_any_depth("[" * 3_000 + "]" * 3_000) is not None
+    True
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return loads(text.decode("utf-8") if isinstance(text, bytes) else text)

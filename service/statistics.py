@@ -29,16 +29,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from costmodel.sample import Sample
 from service.database import MIGRATIONS, PostgresBackend, SQLiteBackend, apply_migrations
 from service.errors import InputError
+from service.statistics_arrow import sample_from_arrow
+from service.statistics_catalog import optimize_with_samples, resolve_catalog, sample_sources
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from service.settings import Settings
+
+# requests resolve their catalogs (service/statistics_catalog.py) and analyses convert samples
+# (service/statistics_arrow.py) through this module, the store's one name
+__all__ = [
+    "NAME_PATTERN",
+    "StagedSample",
+    "StatisticsStore",
+    "StoredTable",
+    "check_name",
+    "optimize_with_samples",
+    "resolve_catalog",
+    "sample_from_arrow",
+    "sample_sources",
+]
 
 #: Table names become directory names: letters, digits, ``_``, ``-`` and ``.`` (not leading), at most 128.
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
@@ -283,148 +297,3 @@ class StatisticsStore:
             while len(self._samples) > SAMPLE_CACHE_SIZE:
                 self._samples.popitem(last=False)
         return sample
-
-
-# ---------------------------------------------------------------- Arrow -> Sample
-
-
-def _column_array(column: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """One Arrow column as ``Sample`` wants it: (values, nulls); None for types the estimator cannot read."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    typ = column.type
-    nulls = column.is_null().to_numpy(zero_copy_only=False).astype(bool)
-    if pa.types.is_boolean(typ):
-        values = pc.fill_null(column, False).to_numpy(zero_copy_only=False).astype(bool)
-    elif pa.types.is_integer(typ):
-        values = pc.fill_null(column.cast(pa.int64()), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    elif pa.types.is_floating(typ) or pa.types.is_decimal(typ):
-        values = pc.fill_null(column.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
-    elif pa.types.is_date(typ):
-        days = pc.fill_null(column.cast(pa.date32()).cast(pa.int32()), 0).to_numpy(zero_copy_only=False)
-        values = days.astype("datetime64[D]")
-    elif pa.types.is_timestamp(typ):
-        # Spark hands timestamps over in UTC (the session time zone is UTC in the service); drop the zone
-        micros = pc.fill_null(column.cast(pa.timestamp("us", tz=typ.tz)).cast(pa.int64()), 0)
-        values = micros.to_numpy(zero_copy_only=False).astype(np.int64).view("datetime64[us]")
-    elif pa.types.is_string(typ) or pa.types.is_large_string(typ):
-        values = np.array(["" if v is None else v for v in column.to_pylist()], dtype=object)
-    else:
-        return None
-    return values, nulls
-
-
-def sample_from_arrow(table: str, table_rows: float, data: pa.Table) -> Sample:
-    """An Arrow table (as Spark's ``toArrow`` or a Parquet file gives it) as a ``costmodel.sample.Sample``."""
-    values: dict[str, np.ndarray] = {}
-    nulls: dict[str, np.ndarray] = {}
-    for name in data.column_names:
-        converted = _column_array(data.column(name))
-        if converted is not None:
-            values[name], nulls[name] = converted
-    return Sample(table, table_rows, values, nulls)
-
-
-# ---------------------------------------------------------------- request catalogs
-
-
-def resolve_catalog(
-    catalog: dict[str, Any] | None,
-    store: StatisticsStore | None,
-    used: list[tuple[str, StoredTable]] | None = None,
-) -> tuple[dict[str, Any] | None, dict[str, Sample]]:
-    """Replace every ``{"ref": name, "version"?: n}`` table with the stored statistics; return the samples too.
-
-    ``used`` (when given) receives (name in the request, stored version) for every table resolved.
-
-    Samples are keyed by the table's name in the request (the name the query uses), not the stored name.
-    Keys the caller gives beside ``ref`` (e.g. ``indexes``) override the stored ones. Catalogs without
-    refs come back unchanged and never touch the store.
-    """
-    if not isinstance(catalog, dict) or not isinstance(catalog.get("tables"), dict):
-        return catalog, {}
-    tables = catalog["tables"]
-    if not any(isinstance(t, dict) and "ref" in t for t in tables.values()):
-        return catalog, {}
-    resolved: dict[str, Any] = {}
-    samples: dict[str, Sample] = {}
-    for query_name, entry in tables.items():
-        if not isinstance(entry, dict) or "ref" not in entry:
-            resolved[query_name] = entry
-            continue
-        stored = _lookup(query_name, entry, store)
-        if used is not None:
-            used.append((query_name, stored))
-        extra = {k: v for k, v in entry.items() if k not in ("ref", "version")}
-        resolved[query_name] = {**stored.to_catalog(), **extra}
-        sample = store.sample(stored) if store is not None else None
-        if sample is not None:
-            samples[query_name] = Sample(query_name, sample.table_rows, sample.values, sample.nulls)
-    return {**catalog, "tables": resolved}, samples
-
-
-def _lookup(query_name: str, entry: dict[str, Any], store: StatisticsStore | None) -> StoredTable:
-    path = f"$.catalog.tables.{query_name}"
-    ref, version = entry["ref"], entry.get("version")
-    if not isinstance(ref, str) or not ref:
-        raise InputError("invalid_catalog", "ref must be the name of an analyzed table", f"{path}.ref")
-    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-        raise InputError("invalid_catalog", "version must be an integer", f"{path}.version")
-    if store is None:
-        raise InputError("statistics_unavailable", "this service has no statistics store to resolve ref", path)
-    stored = store.get(ref, version)
-    if stored is not None:
-        return stored
-    if version is not None and store.get(ref) is not None:
-        versions = store.versions(ref)
-        raise InputError(
-            "unknown_version",
-            f"table {ref!r} has no version {version}; versions: {', '.join(map(str, versions))}",
-            f"{path}.version",
-            {"ref": ref, "version": version, "versions": versions},
-        )
-    names = store.names()
-    raise InputError(
-        "unknown_table",
-        f"no analyzed table {ref!r}; analyzed tables: {', '.join(names) or 'none'}",
-        f"{path}.ref",
-        {"ref": ref, "tables": names},
-    )
-
-
-# ---------------------------------------------------------------- the engine with samples
-
-
-def sample_sources(samples: dict[str, Sample]) -> tuple[Any, ...] | None:
-    """The estimator chain when samples are known: the sample first, then column statistics.
-
-    The sample source also falls back to statistics itself when too few sampled rows match for a tight
-    interval. ``None`` (the engine's default chain) when there are no samples.
-    """
-    if not samples:
-        return None
-    from costmodel.estimate import ColumnStatsSource
-    from costmodel.sample import SampleSource
-
-    statistics = ColumnStatsSource()
-    return (SampleSource(samples, fallback=statistics), statistics)
-
-
-def optimize_with_samples(
-    plan: Any, catalog: Any, options: Any, samples: dict[str, Sample] | None = None, front: tuple[Any, ...] = ()
-) -> dict[str, Any]:
-    """``costmodel.optimize_wire`` with the sample source in front of the estimator chain, and ``front`` (e.g. the
-    feedback source) before that."""
-    from costmodel import catalog_from_wire, optimize, options_from_wire, plan_from_wire
-    from costmodel.estimate import DEFAULT_SOURCES
-
-    sources = sample_sources(samples or {})
-    if sources is None and not front:
-        from costmodel import optimize_wire
-
-        return optimize_wire(plan, catalog, options)
-    cat = catalog_from_wire(catalog)
-    opts = options_from_wire(options)
-    chain = (*front, *(sources if sources is not None else DEFAULT_SOURCES))
-    return optimize(plan_from_wire(plan, cat, functions=opts.functions), cat, opts, sources=chain).to_wire()

@@ -6,12 +6,13 @@ A record's ``day`` is its UTC date; date filters are inclusive UTC days.
 from __future__ import annotations
 
 import dataclasses
-import json
 import zlib
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from service.deep_json import dumps_at_any_depth
 
 SOURCE = "source"  # tally kind of estimate sources, beside the three actions
 #: What a record costs beside its two bodies (summary columns, tallies, index entries), in bytes: an estimate
@@ -33,6 +34,15 @@ def compress(text: str) -> bytes:
 
 def decompress(data: bytes | memoryview) -> str:
     return zlib.decompress(data).decode("utf-8")
+
+
+def _compact(value: Any) -> str:
+    """A body the caller did not give as text, as compact JSON at any depth (a deep plan's answer is recorded).
+
+    >>> _compact({"plan": {"op": "scan"}})
+    '{"plan":{"op":"scan"}}'
+    """
+    return dumps_at_any_depth(value, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +160,8 @@ def build_record(
         model_version=_text(response.get("model_version")),
         statistics_version=statistics_version(request, response),
         duration_ms=duration_ms,
-        request_json=request_json if request_json is not None else json.dumps(request, separators=(",", ":")),
-        response_json=response_json if response_json is not None else json.dumps(response, separators=(",", ":")),
+        request_json=request_json if request_json is not None else _compact(request),
+        response_json=response_json if response_json is not None else _compact(response),
         tallies=tallies,
         cost_baseline=baseline_cost(cost),
     )

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from service.database import MIGRATIONS, Backend, apply_migrations, backend_from_url, schema_version
+from service.deep_json import loads_at_any_depth
 from service.history.record import ROW_OVERHEAD, SOURCE, Record, compress, decompress
 from service.history.totals import AGGREGATE, ORDER, group, record_savings
 from service.settings import Settings
@@ -288,8 +289,8 @@ class HistoryStore:
             return None
         *summary, request, response, request_z, response_z = rows[0]
         record = self._summary(summary)
-        record["request"] = json.loads(request if request_z is None else decompress(request_z))
-        record["response"] = json.loads(response if response_z is None else decompress(response_z))
+        record["request"] = loads_at_any_depth(request if request_z is None else decompress(request_z))
+        record["response"] = loads_at_any_depth(response if response_z is None else decompress(response_z))
         tallies = self._query("SELECT kind, name, n FROM optimization_tallies WHERE optimization_id = ?", [record_id])
         record["reasons"] = [
             {"action": kind, "reason": name, "count": int(n)} for kind, name, n in sorted(tallies) if kind != SOURCE

@@ -171,6 +171,18 @@ def add_months(day: dt.date, months: int) -> dt.date:
 # ---------------------------------------------------------------- the document
 
 
+def walk_dicts(item: Any) -> Any:
+    """Every object nested in ``item`` (lists and objects, without recursion)."""
+    stack = [item]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            yield cur
+            stack.extend(v for v in cur.values() if isinstance(v, (dict, list)))
+        elif isinstance(cur, list):
+            stack.extend(v for v in cur if isinstance(v, (dict, list)))
+
+
 def _normalize_aggregate(agg: dict[str, Any], path: str) -> bool:
     """Move the deprecated ``groupings[].groupingExpressions`` into the current encoding.
 

@@ -1,4 +1,4 @@
-"""Substrait expressions -> wire expressions: the expression half of the Substrait reader.
+"""Substrait expressions (and an aggregate's measures) -> wire expressions: the expression half of the Substrait reader.
 
 ``Reader`` (service/substrait/to_plan.py) reads relations and inherits these methods; an expression names the
 columns of the relation it sits on through ``refs`` (the wire name of each output position), and a subquery's
@@ -254,3 +254,24 @@ class ExpressionReader:
             self.outer.pop()
         needle = self.expr(needles[0], refs, f"{spath}.needles[0]")
         return {"subquery": plan, "kind": "in", "args": [needle]}
+
+    def measure(self, m: dict[str, Any], refs: list[str], path: str) -> dict[str, Any]:
+        """An aggregate relation's measure (an aggregate function) as a wire call."""
+        check_keys(m, {"functionReference", "arguments", "invocation", "phase", "outputType"}, path, "measure")
+        if m.get("phase", "AGGREGATION_PHASE_INITIAL_TO_RESULT") not in (
+            "AGGREGATION_PHASE_INITIAL_TO_RESULT",
+            "AGGREGATION_PHASE_UNSPECIFIED",
+        ):
+            raise unsupported(f"aggregation phase {m['phase']}", f"{path}.phase", "only complete aggregation is")
+        invocation = m.get("invocation", "AGGREGATION_INVOCATION_ALL")
+        if invocation not in (
+            "AGGREGATION_INVOCATION_ALL",
+            "AGGREGATION_INVOCATION_DISTINCT",
+            "AGGREGATION_INVOCATION_UNSPECIFIED",
+        ):
+            raise SubstraitError("invalid_substrait", f"unknown invocation {invocation}", f"{path}.invocation")
+        name = self.function(m, path)
+        call: dict[str, Any] = {"fn": name.lower(), "args": self.arguments(m, refs, path)}
+        if invocation == "AGGREGATION_INVOCATION_DISTINCT":
+            call["distinct"] = True
+        return call

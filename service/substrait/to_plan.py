@@ -20,6 +20,7 @@ from service.substrait.common import (
     check_keys,
     unsupported,
     validate,
+    walk_dicts,
     wire_type,
 )
 from service.substrait.read_expr import ExpressionReader, single
@@ -94,7 +95,7 @@ class Reader(ExpressionReader):
             if kind == "extensionFunction":
                 self.functions[int(body.get("functionAnchor", 0))] = str(body.get("name", "")).split(":")[0]
                 self.declarations.append(body)
-        for item in _walk_dicts(doc.get("relations", [])):
+        for item in walk_dicts(doc.get("relations", [])):
             schema = item.get("baseSchema")
             if isinstance(schema, dict):
                 self._names.update(str(n) for n in schema.get("names", []))
@@ -288,26 +289,6 @@ class Reader(ExpressionReader):
         node = {"op": "aggregate", "id": nid, "group_by": group_by, "aggregates": aggregates, "input": child}
         return node, refs
 
-    def measure(self, m: dict[str, Any], refs: list[str], path: str) -> dict[str, Any]:
-        check_keys(m, {"functionReference", "arguments", "invocation", "phase", "outputType"}, path, "measure")
-        if m.get("phase", "AGGREGATION_PHASE_INITIAL_TO_RESULT") not in (
-            "AGGREGATION_PHASE_INITIAL_TO_RESULT",
-            "AGGREGATION_PHASE_UNSPECIFIED",
-        ):
-            raise unsupported(f"aggregation phase {m['phase']}", f"{path}.phase", "only complete aggregation is")
-        invocation = m.get("invocation", "AGGREGATION_INVOCATION_ALL")
-        if invocation not in (
-            "AGGREGATION_INVOCATION_ALL",
-            "AGGREGATION_INVOCATION_DISTINCT",
-            "AGGREGATION_INVOCATION_UNSPECIFIED",
-        ):
-            raise SubstraitError("invalid_substrait", f"unknown invocation {invocation}", f"{path}.invocation")
-        name = self.function(m, path)
-        call: dict[str, Any] = {"fn": name.lower(), "args": self.arguments(m, refs, path)}
-        if invocation == "AGGREGATION_INVOCATION_DISTINCT":
-            call["distinct"] = True
-        return call
-
     def _rel_join(self, body: dict[str, Any], path: str, nid: str) -> tuple[dict[str, Any], list[str]]:
         check_keys(body, {"common", "left", "right", "expression", "type"}, path, "join")
         jtype = body.get("type", "JOIN_TYPE_UNSPECIFIED")
@@ -389,17 +370,6 @@ class Reader(ExpressionReader):
         if wop != "union" and len(inputs) != 2:
             raise unsupported(f"{wop} of {len(inputs)} inputs", f"{path}.inputs", "the wire node is binary")
         return {"op": wop, "id": nid, "all": all_, "inputs": inputs}, first_refs
-
-
-def _walk_dicts(item: Any) -> Any:
-    stack = [item]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            yield cur
-            stack.extend(v for v in cur.values() if isinstance(v, (dict, list)))
-        elif isinstance(cur, list):
-            stack.extend(v for v in cur if isinstance(v, (dict, list)))
 
 
 def read_substrait(

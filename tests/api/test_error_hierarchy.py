@@ -56,6 +56,8 @@ OUTSIDE: dict[tuple[str, str], str] = {
     ("service/sql/plan_expr.py", "NotImplementedError"): "an abstract method",
     ("service/substrait/read_expr.py", "NotImplementedError"): "an abstract method (the Reader reads relations)",
     ("service/cli.py", "Exit"): "the command line's exit status",
+    ("service/cli_input.py", "Exit"): "the command line's exit status",
+    ("service/cli_analyze.py", "Exit"): "the command line's exit status",
     ("service/analyze.py", "ValueError"): "AnalyzeRequest's own checks; api.tables.AnalyzeBody refuses the same first",
     ("service/statistics.py", "ValueError"): "an unsupported store URL at start-up: the app runs without the store",
     ("service/database/backends.py", "ValueError"): "an unsupported database URL at start-up, as above",
