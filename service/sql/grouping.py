@@ -19,7 +19,7 @@ MAX_CUBE_KEYS = 10
 MAX_SETS = 4096
 
 
-def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expression], list[tuple[int, ...]] | None]:
+def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], list[tuple[int, ...]] | None]:
     """The distinct key expressions in order, and the grouping sets (None for a plain GROUP BY).
 
     >>> import sqlglot
@@ -32,9 +32,9 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expression], list[t
     for arg in ("rollup", "cube", "grouping_sets", "totals"):
         if group.args.get(arg):
             raise unsupported(f"GROUP BY ... WITH {arg.upper().replace('_', ' ')}", group)
-    keys: list[exp.Expression] = []
+    keys: list[exp.Expr] = []
 
-    def index(e: exp.Expression) -> int:
+    def index(e: exp.Expr) -> int:
         for i, k in enumerate(keys):
             if same(k, e):
                 return i
