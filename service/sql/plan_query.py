@@ -81,8 +81,11 @@ class QueryBuilder(ExprBuilder):
             return node
         count: int | None = None
         if limit is not None:
-            if not isinstance(limit, exp.Limit) or limit.args.get("offset") is not None:
+            if not isinstance(limit, exp.Limit) or limit.args.get("offset") is not None or limit.expressions:
                 raise unsupported("this LIMIT/FETCH form", limit)
+            options = limit.args.get("limit_options")
+            if options is not None and any(options.args.values()):  # LIMIT 10 PERCENT: a share, not a count
+                raise unsupported("LIMIT with PERCENT / WITH TIES", limit)
             count = int_literal(limit.expression, "LIMIT")
         skip = int_literal(offset.expression, "OFFSET") if offset is not None else 0
         return {"op": "limit", "count": count, "offset": skip, "input": node}

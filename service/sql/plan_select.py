@@ -279,8 +279,12 @@ class SelectBuilder(QueryBuilder):
     ) -> Node:
         groups: dict[tuple[str, str], list[exp.Window]] = {}
         for w in windows:
-            if w.args.get("alias") or not isinstance(w.this, exp.Func):
+            if w.args.get("alias"):
                 raise unsupported("named window reference", w)
+            if isinstance(w.this, (exp.IgnoreNulls, exp.RespectNulls)):
+                raise unsupported("IGNORE NULLS / RESPECT NULLS", w)
+            if not isinstance(w.this, exp.Func):
+                raise unsupported("this window form", w)
             if w.args.get("over") not in (None, "OVER") or w.args.get("first") is not None:
                 raise unsupported("this window form", w)
             spec = (
