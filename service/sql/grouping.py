@@ -41,24 +41,28 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], list[tuple[i
         keys.append(e)
         return len(keys) - 1
 
+    def element(x: exp.Expr) -> tuple[int, ...]:
+        """One grouping element: ``(a, b)`` (a Tuple, ``()`` an empty one) groups its keys together; ``(a)`` is a
+        Paren around one key."""
+        members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
+        return tuple(index(m) for m in members)
+
+    def flat(elements: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+        return tuple(i for e in elements for i in e)
+
     plain: list[int] = []
     parts: list[list[tuple[int, ...]]] = []
     for g in group.expressions:
-        if isinstance(g, exp.Rollup):
-            items = [index(x) for x in g.expressions]
-            parts.append([tuple(items[:i]) for i in range(len(items), -1, -1)])
+        if isinstance(g, exp.Rollup):  # ROLLUP ((a, b), c): [(a, b, c), (a, b), ()]
+            items = tuple(element(x) for x in g.expressions)
+            parts.append([flat(items[:i]) for i in range(len(items), -1, -1)])
         elif isinstance(g, exp.Cube):
-            items = [index(x) for x in g.expressions]
+            items = tuple(element(x) for x in g.expressions)
             if len(items) > MAX_CUBE_KEYS:
                 raise unsupported(f"CUBE over more than {MAX_CUBE_KEYS} keys", g)
-            parts.append([c for size in range(len(items), -1, -1) for c in combinations(items, size)])
+            parts.append([flat(c) for size in range(len(items), -1, -1) for c in combinations(items, size)])
         elif isinstance(g, exp.GroupingSets):
-            listed = []
-            for x in g.expressions:
-                # ``(a, b)`` is a Tuple, ``()`` an empty one; ``(a)`` is a Paren around the one key
-                members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
-                listed.append(tuple(index(m) for m in members))
-            parts.append(listed)
+            parts.append([element(x) for x in g.expressions])
         else:
             plain.append(index(g))
     if not parts:

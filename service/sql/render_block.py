@@ -63,6 +63,9 @@ class Block:
     complete: bool = True  # cols lists every column (False: scan columns unknown)
     sources: int = 1  # FROM items (tables/derived tables) joined in this block
     grouped: bool = False  # GROUP BY / aggregates: a ``*`` beside them is invalid SQL
+    # GROUPING SETS: Spark cannot resolve a key inside HAVING beside an aggregate or GROUPING() call
+    # (``HAVING count(*) > 1 AND t.k > 0`` is UNRESOLVED_COLUMN), so filters go to an outer WHERE.
+    grouping_sets: bool = False
     out_names: list[str] = field(default_factory=list)
 
 

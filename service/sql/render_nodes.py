@@ -63,7 +63,7 @@ class Renderer(BlockRenderer):
         block = self.node(self.child(n, "input"), outer)
         if block.stage <= WHERE:
             self.add_where(block, self.expr(n.get("predicate"), [block.cols, *outer]))
-        elif block.stage in (AGG, HAVING) and not block.projected:
+        elif block.stage in (AGG, HAVING) and not block.projected and not block.grouping_sets:
             pred = self.expr(n.get("predicate"), [block.cols, *outer])
             having = block.select.args.get("having")
             block.select.set("having", exp.Having(this=and_([having.this, pred]) if having else pred))
@@ -133,6 +133,7 @@ class Renderer(BlockRenderer):
         if sets is not None:
             listed = [exp.Tuple(expressions=[groups[i].copy() for i in grouping]) for grouping in sets]
             block.select.set("group", exp.Group(expressions=[exp.GroupingSets(expressions=listed)]))
+            block.grouping_sets = True
         elif groups:
             block.select.set("group", exp.Group(expressions=groups))
         block.cols = cols

@@ -141,3 +141,19 @@ def test_a_window_output_may_share_a_name_with_an_input_column(sql: str, con: du
     result = check(sql, con)
     assert not result.problems, result.problems
     assert result.facts[("node", "window", "")] >= 1
+
+
+COMPOSITE_GROUPING = {
+    "rollup": "SELECT t1.k AS k, t1.x AS x, t1.s AS s, count(*) AS n, sum(t1.n) AS total "
+    "FROM t1 GROUP BY ROLLUP ((t1.k, t1.x), t1.s)",
+    "cube": "SELECT t2.k AS k, t2.x AS x, t2.s AS s, count(*) AS n, grouping_id() AS g "
+    "FROM t2 GROUP BY CUBE ((t2.k, t2.x), t2.s)",
+}
+
+
+@pytest.mark.parametrize("sql", COMPOSITE_GROUPING.values(), ids=COMPOSITE_GROUPING.keys())
+def test_composite_grouping_elements_round_trip(sql: str, con: duckdb.DuckDBPyConnection) -> None:
+    """``ROLLUP ((a, b), c)`` groups a and b together: same rows, names and types on every trip."""
+    result = check(sql, con)
+    assert not result.problems, result.problems
+    assert result.facts[("node", "aggregate", "")] == 1
