@@ -18,7 +18,7 @@ from costmodel import optimize_wire
 from service.sql import plan_to_sql, sql_to_plan
 from tests.roundtrip.schema import CATALOG, COLUMNS, ROWS, TABLES
 from tests.roundtrip.sqlgen import FEATURES, QueryGen
-from tests.roundtrip.test_sql_plan_sql import COMPOSITE_GROUPING, WINDOW_NAME_CLASHES
+from tests.roundtrip.test_sql_plan_sql import COMPOSITE_GROUPING, GROUPING_SET_FILTERS, WINDOW_NAME_CLASHES
 
 QUERIES = int(os.environ.get("ROUNDTRIP_SPARK_QUERIES", len(FEATURES)))
 SEED = int(os.environ.get("ROUNDTRIP_SEED", "2026"))
@@ -81,13 +81,17 @@ def _rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
 
 
-HAND_WRITTEN = {**WINDOW_NAME_CLASHES, **{f"composite {k}": v for k, v in COMPOSITE_GROUPING.items()}}
+HAND_WRITTEN = {
+    **WINDOW_NAME_CLASHES,
+    **{f"composite {k}": v for k, v in COMPOSITE_GROUPING.items()},
+    **{f"filter over grouping sets: {k}": v for k, v in GROUPING_SET_FILTERS.items()},
+}
 
 
 @pytest.mark.parametrize("sql", HAND_WRITTEN.values(), ids=HAND_WRITTEN.keys())
 def test_fixed_forms_run_on_spark_with_the_same_result(sql: str, spark: Any) -> None:
-    """The forms fixed this round (window outputs named like input columns, composite grouping elements) on Spark:
-    every rewritten text returns the original's names, types and rows."""
+    """The forms fixed this round (window outputs named like input columns, composite grouping elements, filters
+    over grouping sets) on Spark: every rewritten text returns the original's names, types and rows."""
     expected = (_shape(spark, sql), _rows(spark, sql))
     for trip, text in _rewritten(sql).items():
         assert (_shape(spark, text), _rows(spark, text)) == expected, f"{trip}:\n{text}"
