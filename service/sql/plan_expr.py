@@ -168,7 +168,7 @@ class ExprBuilder:
                 if out["type"] == "bigint" and INT32_MIN <= value <= INT32_MAX:
                     out["type"] = "int"
                 return out
-            return {"fn": "-", "args": [inner]}
+            return {"fn": "neg", "args": [inner]}  # the engine's unary minus (``-`` takes two)
         if isinstance(e, (exp.Cast, exp.TryCast)):
             return self._cast(e, sub)
         if isinstance(e, (exp.Add, exp.Sub)) and (

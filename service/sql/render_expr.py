@@ -239,7 +239,8 @@ def function(fn: str, args: list[exp.Expr], e: Expr) -> exp.Expr:
     if fn in CMP:
         need(2)
         return CMP[fn](this=wrap_operand(args[0], 5), expression=wrap_operand(args[1], 5))
-    if fn == "-" and n == 1:
+    if fn == "neg" or (fn == "-" and n == 1):  # ``-`` with one argument: plans written before ``neg``
+        need(1)
         return exp.Neg(this=wrap_operand(args[0], 8))
     if fn in ARITH:
         need(2)

@@ -7,6 +7,7 @@ What each query goes through is in tests/roundtrip/check.py; the facts compared 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections import Counter
@@ -16,10 +17,11 @@ from typing import Any
 import duckdb
 import pytest
 
+from service.sql import sql_to_plan
 from tests.roundtrip import check as check_module
 from tests.roundtrip.check import Checked, check
 from tests.roundtrip.facts import NOT_FROM_SQL, NOT_FROM_SQL_FIELDS, Fact, missing, required_facts
-from tests.roundtrip.schema import connect
+from tests.roundtrip.schema import CATALOG, connect
 from tests.roundtrip.sqlgen import FEATURES, HINTS, QueryGen
 
 QUERIES = int(os.environ.get("ROUNDTRIP_QUERIES", 2 * len(FEATURES)))
@@ -173,3 +175,11 @@ GROUPING_SET_FILTERS = {
 def test_a_filter_over_grouping_sets_round_trips(sql: str, con: duckdb.DuckDBPyConnection) -> None:
     result = check(sql, con)
     assert not result.problems, result.problems
+
+
+def test_unary_minus_reaches_the_engine(con: duckdb.DuckDBPyConnection) -> None:
+    """``-x`` is the engine's ``neg`` (its ``-`` takes two arguments: the plan was refused with 422 before)."""
+    sql = "SELECT t1.id AS i, -t1.x AS nx, -(t1.n + 1) AS nn FROM t1 WHERE -t1.k < 0"
+    result = check(sql, con)
+    assert not result.problems, result.problems
+    assert '"fn": "neg"' in json.dumps(sql_to_plan(sql, CATALOG))
