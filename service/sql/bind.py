@@ -84,9 +84,7 @@ def can_bind(dialect: str, tables: Tables) -> bool:
     return tables.known and strategy is NormalizationStrategy.CASE_INSENSITIVE
 
 
-def bind(
-    stmt: exp.Expression, tables: Tables, dialect: str, identifiers: list[exp.Identifier] | None = None
-) -> exp.Expression:
+def bind(stmt: exp.Expr, tables: Tables, dialect: str, identifiers: list[exp.Identifier] | None = None) -> exp.Expr:
     """Qualify every column of ``stmt`` in place, as qualify would; raises ``Unbindable``.
 
     ``identifiers``: every identifier of ``stmt`` when the caller has listed them (``survey``), so
@@ -113,7 +111,7 @@ class _Binder:
         self.catalog_columns: dict[str, dict[str, None]] = {}
 
     # ---- queries -------------------------------------------------------
-    def query(self, q: exp.Expression, outer: list[Scope], ctes: dict[str, list[str]]) -> list[str]:
+    def query(self, q: exp.Expr, outer: list[Scope], ctes: dict[str, list[str]]) -> list[str]:
         """Bind ``q``; returns its output names."""
         with_ = q.args.get("with_")
         if with_ is not None:
@@ -339,9 +337,9 @@ class _Binder:
 def _listed(source: exp.Expression, names: list[str]) -> list[str]:
     """A column list (``AS x(a, b)``, ``WITH x(a, b)``) renames the body's outputs and is dropped, as qualify does."""
     alias = source.args.get("alias")
-    listed = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) and alias.columns else []
-    if not listed:
+    if not isinstance(alias, exp.TableAlias) or not alias.columns:
         return names
+    listed = [c.name for c in alias.columns]
     body = source.this
     if not isinstance(body, exp.Select) or len(listed) != len(body.expressions):
         raise Unbindable("column list over this query")

@@ -19,7 +19,7 @@ MAX_CUBE_KEYS = 10
 MAX_SETS = 4096
 
 
-def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expression], list[tuple[int, ...]] | None]:
+def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], list[tuple[int, ...]] | None]:
     """The distinct key expressions in order, and the grouping sets (None for a plain GROUP BY).
 
     >>> import sqlglot
@@ -32,33 +32,37 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expression], list[t
     for arg in ("rollup", "cube", "grouping_sets", "totals"):
         if group.args.get(arg):
             raise unsupported(f"GROUP BY ... WITH {arg.upper().replace('_', ' ')}", group)
-    keys: list[exp.Expression] = []
+    keys: list[exp.Expr] = []
 
-    def index(e: exp.Expression) -> int:
+    def index(e: exp.Expr) -> int:
         for i, k in enumerate(keys):
             if same(k, e):
                 return i
         keys.append(e)
         return len(keys) - 1
 
+    def element(x: exp.Expr) -> tuple[int, ...]:
+        """One grouping element: ``(a, b)`` (a Tuple, ``()`` an empty one) groups its keys together; ``(a)`` is a
+        Paren around one key."""
+        members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
+        return tuple(index(m) for m in members)
+
+    def flat(elements: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+        return tuple(i for e in elements for i in e)
+
     plain: list[int] = []
     parts: list[list[tuple[int, ...]]] = []
     for g in group.expressions:
-        if isinstance(g, exp.Rollup):
-            items = [index(x) for x in g.expressions]
-            parts.append([tuple(items[:i]) for i in range(len(items), -1, -1)])
+        if isinstance(g, exp.Rollup):  # ROLLUP ((a, b), c): [(a, b, c), (a, b), ()]
+            items = tuple(element(x) for x in g.expressions)
+            parts.append([flat(items[:i]) for i in range(len(items), -1, -1)])
         elif isinstance(g, exp.Cube):
-            items = [index(x) for x in g.expressions]
+            items = tuple(element(x) for x in g.expressions)
             if len(items) > MAX_CUBE_KEYS:
                 raise unsupported(f"CUBE over more than {MAX_CUBE_KEYS} keys", g)
-            parts.append([c for size in range(len(items), -1, -1) for c in combinations(items, size)])
+            parts.append([flat(c) for size in range(len(items), -1, -1) for c in combinations(items, size)])
         elif isinstance(g, exp.GroupingSets):
-            listed = []
-            for x in g.expressions:
-                # ``(a, b)`` is a Tuple, ``()`` an empty one; ``(a)`` is a Paren around the one key
-                members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
-                listed.append(tuple(index(m) for m in members))
-            parts.append(listed)
+            parts.append([element(x) for x in g.expressions])
         else:
             plain.append(index(g))
     if not parts:

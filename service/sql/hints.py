@@ -20,8 +20,8 @@ def strip_hints(selects: list[exp.Select]) -> None:
             sel.set("hint", None)
 
 
-def _hints(stmt: exp.Expression) -> list[exp.Expression]:
-    out: list[exp.Expression] = []
+def _hints(stmt: exp.Expr) -> list[exp.Expr]:
+    out: list[exp.Expr] = []
     for sel in stmt.find_all(exp.Select):
         hint = sel.args.get("hint")
         if isinstance(hint, exp.Hint):
@@ -43,7 +43,7 @@ def _relation_names(sel: exp.Select) -> set[str]:
     return names
 
 
-def place_hints(query: exp.Expression, original: exp.Expression) -> exp.Expression:
+def place_hints(query: exp.Expr, original: exp.Expr) -> exp.Expr:
     """Copy ``original``'s hints into the rendered ``query``, each where Spark resolves it.
 
     >>> import sqlglot
@@ -57,7 +57,7 @@ def place_hints(query: exp.Expression, original: exp.Expression) -> exp.Expressi
         return query
     selects = list(query.find_all(exp.Select))
     top = next((s for s in query.walk(bfs=True) if isinstance(s, exp.Select)), None)
-    placed: dict[int, list[exp.Expression]] = {}
+    placed: dict[int, list[exp.Expr]] = {}
     for hint in hints:
         target = top
         if isinstance(hint, exp.JoinHint):

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from service.sql.names_window import duck_subquery, duck_window, spark_subquery, spark_window
 
-_SPARK_OPS: dict[type[exp.Expression], str] = {
+_SPARK_OPS: dict[type[exp.Expr], str] = {
     exp.Add: "+",
     exp.Sub: "-",
     exp.Mul: "*",
@@ -35,7 +35,7 @@ _SPARK_OPS: dict[type[exp.Expression], str] = {
     exp.DPipe: "||",
     exp.NullSafeEQ: "<=>",
 }
-_DUCK_OPS: dict[type[exp.Expression], str] = {**_SPARK_OPS, exp.NEQ: "!=", exp.Like: "~~", exp.ILike: "~~*"}
+_DUCK_OPS: dict[type[exp.Expr], str] = {**_SPARK_OPS, exp.NEQ: "!=", exp.Like: "~~", exp.ILike: "~~*"}
 # DuckDB prints these function names quoted (they are keywords in its grammar).
 _DUCK_QUOTED = {"substring", "year", "month", "day", "if", "left", "right", "replace", "position"}
 _DUCK_UPPER = {"coalesce"}
@@ -61,7 +61,7 @@ def item_names(select: exp.Select, dialect: str, spelling: dict[str, str]) -> li
     return out
 
 
-def engine_name(e: exp.Expression, dialect: str, spelling: dict[str, str] | None = None) -> str:
+def engine_name(e: exp.Expr, dialect: str, spelling: dict[str, str] | None = None) -> str:
     """The name ``dialect``'s engine gives the unaliased select item ``e``.
 
     >>> from sqlglot import parse_one
@@ -85,7 +85,7 @@ def engine_name(e: exp.Expression, dialect: str, spelling: dict[str, str] | None
     return _duck(e) if duck else _spark(e)
 
 
-def _spark(e: exp.Expression) -> str:
+def _spark(e: exp.Expr) -> str:
     """Spark's ``toPrettySQL``: operators parenthesised, string literals bare, columns unqualified."""
     if isinstance(e, exp.Paren):
         return _spark(e.this)
@@ -135,7 +135,7 @@ def _spark(e: exp.Expression) -> str:
     return e.sql(dialect="spark")
 
 
-def _duck(e: exp.Expression) -> str:
+def _duck(e: exp.Expr) -> str:
     """DuckDB's ``ToString``: operators parenthesised, literals as written, qualifiers kept."""
     if isinstance(e, exp.Paren):
         return _duck(e.this)
@@ -180,12 +180,12 @@ def _call(e: exp.Func, name_of: object, name: str) -> str:
     this = e.args.get("this")
     if isinstance(this, exp.Distinct):
         return f"{name}(DISTINCT {', '.join(name_of(a) for a in this.expressions)})"
-    args: list[exp.Expression] = []
+    args: list[exp.Expr] = []
     for key in e.arg_types:
         value = e.args.get(key)
         if isinstance(value, list):
-            args.extend(v for v in value if isinstance(v, exp.Expression))
-        elif isinstance(value, exp.Expression):
+            args.extend(v for v in value if isinstance(v, exp.Expr))
+        elif isinstance(value, exp.Expr):
             args.append(value)
     return f"{name}({', '.join(name_of(a) for a in args)})"
 
@@ -211,7 +211,7 @@ def _case(e: exp.Case, name_of: object, head: str, lp: str, rp: str, duck: bool 
 
 
 def align(
-    names: list[str | None], original: list[exp.Expression], qualified: list[exp.Expression], spelling: dict[str, str]
+    names: list[str | None], original: list[exp.Expr], qualified: list[exp.Expr], spelling: dict[str, str]
 ) -> list[str] | None:
     """Names for the qualified select list: stars expand to the columns qualification listed for them.
 
@@ -243,29 +243,29 @@ def align(
     return out if pos == len(qualified) else None
 
 
-def _qualifier(item: exp.Expression) -> str:
+def _qualifier(item: exp.Expr) -> str:
     inner = item.unalias()
     return inner.table.lower() if isinstance(inner, exp.Column) else ""
 
 
-def _spelled(item: exp.Expression, spelling: dict[str, str]) -> str:
+def _spelled(item: exp.Expr, spelling: dict[str, str]) -> str:
     name = item.alias_or_name
     return spelling.get(name.lower(), name)
 
 
-def spellings(aliases: list[exp.Expression], catalog_columns: list[str]) -> dict[str, str]:
+def spellings(aliases: list[exp.Expr], catalog_columns: list[str]) -> dict[str, str]:
     """Lower-case name -> spelling: catalog columns first, the query's aliases (Alias, TableAlias) over them."""
     out = {c.lower(): c for c in catalog_columns}
     for alias in aliases:
         if isinstance(alias, exp.Alias):
             out[alias.alias.lower()] = alias.alias
-        else:
+        elif isinstance(alias, exp.TableAlias):
             for col in alias.columns:
                 out[col.name.lower()] = col.name
     return out
 
 
-def first_select(q: exp.Expression) -> exp.Select | None:
+def first_select(q: exp.Expr) -> exp.Select | None:
     """The SELECT whose items name a query's outputs (a set operation takes its first input's names)."""
     while isinstance(q, (exp.SetOperation, exp.Subquery)):
         q = q.this
@@ -304,7 +304,7 @@ def name_inner_outputs(
 
 def _is_relation(sel: exp.Select) -> bool:
     """``sel`` feeds a FROM/JOIN or a CTE (its columns can be listed by a star), not an expression subquery."""
-    node: exp.Expression = sel
+    node: exp.Expr = sel
     while isinstance(node.parent, (exp.Subquery, exp.SetOperation)):
         node = node.parent
     return isinstance(node.parent, (exp.From, exp.Join, exp.CTE))

@@ -16,10 +16,14 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
-Namer = Callable[[exp.Expression], str]
+Namer = Callable[[exp.Expr], str]
 
 # Spark's pretty names for the ranking functions it prints in upper case.
-_SPARK_UPPER = {exp.Rank: "RANK", exp.DenseRank: "DENSE_RANK", exp.PercentRank: "PERCENT_RANK"}
+_SPARK_UPPER: dict[type[exp.Func], str] = {
+    exp.Rank: "RANK",
+    exp.DenseRank: "DENSE_RANK",
+    exp.PercentRank: "PERCENT_RANK",
+}
 # Functions whose frame Spark fixes: ROWS from the partition's start to the current row (CUME_DIST: RANGE).
 _ROW_FRAMED = (exp.Rank, exp.DenseRank, exp.PercentRank, exp.RowNumber, exp.Ntile)
 
@@ -74,13 +78,13 @@ def _spark_default_frame(fn: exp.Func, ordered: bool, name: Namer) -> str:
     return "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
 
 
-def _frame(spec: exp.Expression | None, name: Namer) -> str | None:
+def _frame(spec: exp.Expr | None, name: Namer) -> str | None:
     """An explicit frame as ``ROWS BETWEEN <start> AND <end>``."""
     if spec is None:
         return None
 
     def bound(value: object, side: object) -> str:
-        if isinstance(value, exp.Expression):
+        if isinstance(value, exp.Expr):
             value = name(value)
         text = str(value).upper()
         return text if text == "CURRENT ROW" else f"{text} {str(side or '').upper()}".strip()

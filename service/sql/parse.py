@@ -21,7 +21,7 @@ from service.sql.errors import SqlError
 from service.sql.limits import check_nesting
 
 
-def position(node: exp.Expression | None) -> tuple[int | None, int | None]:
+def position(node: exp.Expr | None) -> tuple[int | None, int | None]:
     """Line and column of the first token sqlglot recorded under ``node``."""
     if node is None:
         return None, None
@@ -34,7 +34,7 @@ def position(node: exp.Expression | None) -> tuple[int | None, int | None]:
     return None, None
 
 
-def unsupported(what: str, node: exp.Expression | None = None) -> SqlError:
+def unsupported(what: str, node: exp.Expr | None = None) -> SqlError:
     line, col = position(node)
     message = f"{what} cannot be translated faithfully into a plan"
     return SqlError("unsupported", message, line, col, {"construct": what})
@@ -77,7 +77,7 @@ class Tables:
                 return self.by_lower[key][0]
         return None
 
-    def schema(self) -> dict[str, dict[str, str]]:
+    def schema(self) -> dict[str, object]:
         """The catalog as sqlglot's qualify wants it."""
         return {name: {col: known_type(typ) for col, typ in cols} for name, cols in self.by_lower.values()}
 
@@ -142,7 +142,7 @@ def check_tables(used: list[exp.Table], cte_names: set[str], tables: Tables) -> 
             )
 
 
-def qualify_query(stmt: exp.Expression, tables: Tables, dialect: str, sql: str) -> exp.Expression:
+def qualify_query(stmt: exp.Expr, tables: Tables, dialect: str, sql: str) -> exp.Expr:
     """Qualify every column and expand stars; turn sqlglot's complaints into SqlErrors."""
     try:
         return qualify(
@@ -175,7 +175,7 @@ def qualify_query(stmt: exp.Expression, tables: Tables, dialect: str, sql: str) 
         raise SqlError("invalid_query", message.split(". Line")[0], line, col) from err
 
 
-def balance(stmt: exp.Expression) -> exp.Expression:
+def balance(stmt: exp.Expr) -> exp.Expr:
     """Rebuild long AND/OR chains and UNION chains as balanced trees, in place; returns ``stmt``.
 
     sqlglot parses ``a OR b OR c ...`` as a left-deep tree, so 20,000 terms nest
@@ -188,7 +188,7 @@ def balance(stmt: exp.Expression) -> exp.Expression:
     >>> max(_depth(n) for n in tree.find_all(exp.Or)) <= 8
     True
     """
-    stack: list[exp.Expression] = [stmt]
+    stack: list[exp.Expr] = [stmt]
     while stack:
         node = stack.pop()
         if _chain_root(node):
@@ -201,7 +201,7 @@ def balance(stmt: exp.Expression) -> exp.Expression:
     return stmt
 
 
-def _same_link(a: exp.Expression, b: exp.Expression) -> bool:
+def _same_link(a: exp.Expr, b: exp.Expr) -> bool:
     """``b`` continues ``a``'s chain: the same connector, or a plain union with the same ALL."""
     if type(a) is not type(b):
         return False
@@ -213,16 +213,16 @@ def _same_link(a: exp.Expression, b: exp.Expression) -> bool:
     return False
 
 
-def _chain_root(node: exp.Expression) -> bool:
+def _chain_root(node: exp.Expr) -> bool:
     """A chain starts here (the walk reaches a chain's inner links only when it has two operands)."""
     if isinstance(node, exp.Union):
         return not any(node.args.get(k) for k in ("by_name", "side", "kind", "on"))
     return isinstance(node, (exp.And, exp.Or))
 
 
-def _leaves(root: exp.Expression) -> list[exp.Expression]:
+def _leaves(root: exp.Expr) -> list[exp.Expr]:
     """The chain's operands left to right, without recursion."""
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     stack = [root]
     while stack:
         node = stack.pop()
@@ -234,7 +234,7 @@ def _leaves(root: exp.Expression) -> list[exp.Expression]:
     return out
 
 
-def _balanced(root: exp.Expression, leaves: list[exp.Expression]) -> exp.Expression:
+def _balanced(root: exp.Expr, leaves: list[exp.Expr]) -> exp.Expr:
     """The same chain as a balanced tree; the root keeps its own arguments (UNION's WITH/ORDER/LIMIT)."""
     level = [leaf.pop() if leaf.parent is not None else leaf for leaf in leaves]
     while len(level) > 2:
@@ -252,7 +252,7 @@ def _balanced(root: exp.Expression, leaves: list[exp.Expression]) -> exp.Express
     return root
 
 
-def _depth(node: exp.Expression) -> int:
+def _depth(node: exp.Expr) -> int:
     depth = 0
     while node.parent is not None:
         node = node.parent

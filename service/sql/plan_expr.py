@@ -22,9 +22,9 @@ from service.sql.parse import position, unsupported
 
 Node = dict[str, Any]
 Expr = dict[str, Any]
-Subst = list[tuple[exp.Expression, Expr]]
+Subst = list[tuple[exp.Expr, Expr]]
 
-_BINARY: dict[type[exp.Expression], str] = {
+_BINARY: dict[type[exp.Expr], str] = {
     exp.EQ: "=",
     exp.NEQ: "!=",
     exp.LT: "<",
@@ -50,7 +50,7 @@ _HARMLESS_FLAGS = ("big_int",)
 _BINARY_ARGS = frozenset({"this", "expression"})
 # Arguments each handled node may carry; any other argument set on it changes
 # meaning in a way the converter does not model, so it is refused.
-_ALLOWED_ARGS: dict[type[exp.Expression], frozenset[str]] = {
+_ALLOWED_ARGS: dict[type[exp.Expr], frozenset[str]] = {
     **{t: _BINARY_ARGS for t in _BINARY},
     exp.Like: frozenset({"this", "expression", "negate"}),
     exp.ILike: frozenset({"this", "expression", "negate"}),
@@ -79,7 +79,7 @@ _ALLOWED_ARGS: dict[type[exp.Expression], frozenset[str]] = {
 }
 
 
-def guard(e: exp.Expression) -> None:
+def guard(e: exp.Expr) -> None:
     """Refuse a node that carries an option the converter would silently drop."""
     allowed = _ALLOWED_ARGS.get(type(e))
     if allowed is None:
@@ -97,7 +97,7 @@ def add_months(day: dt.date, months: int) -> dt.date:
     return dt.date(year, month + 1, min(day.day, last))
 
 
-def same(a: exp.Expression, b: exp.Expression) -> bool:
+def same(a: exp.Expr, b: exp.Expr) -> bool:
     """Equal once redundant parentheses are dropped: ``(col)`` and ``col`` are one column."""
     while isinstance(a, exp.Paren):
         a = a.this
@@ -111,12 +111,12 @@ class ExprBuilder:
 
     ctes: dict[str, exp.CTE]
 
-    def query(self, q: exp.Expression, ctes: dict[str, exp.CTE]) -> Node:
+    def query(self, q: exp.Expr, ctes: dict[str, exp.CTE]) -> Node:
         raise NotImplementedError
 
     def expr(
         self,
-        e: exp.Expression,
+        e: exp.Expr,
         subst: Subst | None = None,
         skip_top: bool = False,
         agg_ok: bool = False,
@@ -133,7 +133,7 @@ class ExprBuilder:
                 if e == key:
                     return dict(wire)
 
-        def sub(x: exp.Expression) -> Expr:
+        def sub(x: exp.Expr) -> Expr:
             return self.expr(x, subst, grouped=grouped)
 
         guard(e)
@@ -168,7 +168,7 @@ class ExprBuilder:
                 if out["type"] == "bigint" and INT32_MIN <= value <= INT32_MAX:
                     out["type"] = "int"
                 return out
-            return {"fn": "-", "args": [inner]}
+            return {"fn": "neg", "args": [inner]}  # the engine's unary minus (``-`` takes two)
         if isinstance(e, (exp.Cast, exp.TryCast)):
             return self._cast(e, sub)
         if isinstance(e, (exp.Add, exp.Sub)) and (
@@ -353,12 +353,12 @@ class ExprBuilder:
         if isinstance(e, exp.Count) and (e.this is None or isinstance(e.this, exp.Star)) and not e.expressions:
             return {"fn": "count", "args": []}
         distinct = False
-        positional: list[exp.Expression] = []
+        positional: list[exp.Expr] = []
         this = e.args.get("this")
         if isinstance(this, exp.Distinct):
             distinct = True
             positional = list(this.expressions)
-            rebuilt_args: list[exp.Expression] = [exp.Distinct(expressions=[p.copy() for p in positional])]
+            rebuilt_args: list[exp.Expr] = [exp.Distinct(expressions=[p.copy() for p in positional])]
         else:
             for key in e.arg_types:
                 value = e.args.get(key)
@@ -366,7 +366,7 @@ class ExprBuilder:
                     continue
                 if isinstance(value, list):
                     positional.extend(value)
-                elif isinstance(value, exp.Expression):
+                elif isinstance(value, exp.Expr):
                     positional.append(value)
                 elif key not in _HARMLESS_FLAGS:
                     raise unsupported(f"function {name.upper()} with option {key}", e)

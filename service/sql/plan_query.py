@@ -15,13 +15,13 @@ from service.sql.parse import Tables, unsupported
 from service.sql.plan_expr import ExprBuilder, Node
 
 
-def int_literal(node: exp.Expression | None, what: str) -> int:
+def int_literal(node: exp.Expr | None, what: str) -> int:
     if isinstance(node, exp.Literal) and not node.is_string and re.fullmatch(r"\d+", node.this):
         return int(node.this)
     raise unsupported(f"{what} that is not an integer literal", node)
 
 
-def _refuse_pivot(src: exp.Expression) -> None:
+def _refuse_pivot(src: exp.Expr) -> None:
     """PIVOT/UNPIVOT turn rows into columns: no plan node does that, so they are refused by name."""
     for pivot in src.args.get("pivots") or []:
         raise unsupported("UNPIVOT" if pivot.args.get("unpivot") else "PIVOT", pivot)
@@ -36,14 +36,14 @@ class QueryBuilder(ExprBuilder):
         # The outermost SELECT (after qualification) and the names the engine gives its outputs.
         self.top_names: tuple[exp.Select, list[str]] | None = None
 
-    def output_names(self, sel: exp.Select, items: list[exp.Expression]) -> list[str] | None:
+    def output_names(self, sel: exp.Select, items: list[exp.Expr]) -> list[str] | None:
         """The caller-visible names of ``sel``'s items when it names the query's outputs, else None."""
         if self.top_names is None or self.top_names[0] is not sel or len(self.top_names[1]) != len(items):
             return None
         return list(self.top_names[1])
 
     # ---- queries -------------------------------------------------------
-    def query(self, q: exp.Expression, ctes: dict[str, exp.CTE]) -> Node:
+    def query(self, q: exp.Expr, ctes: dict[str, exp.CTE]) -> Node:
         """Any query expression: SELECT, set operation or parenthesised query."""
         with_ = q.args.get("with_")
         if with_ is not None:
@@ -66,7 +66,7 @@ class QueryBuilder(ExprBuilder):
         finally:
             self.ctes = saved
 
-    def _modifiers(self, q: exp.Expression, node: Node, ctes: dict[str, exp.CTE]) -> Node:
+    def _modifiers(self, q: exp.Expr, node: Node, ctes: dict[str, exp.CTE]) -> Node:
         """ORDER BY / LIMIT / OFFSET attached to a set operation or parenthesised query."""
         order = q.args.get("order")
         if order is not None:
@@ -74,15 +74,18 @@ class QueryBuilder(ExprBuilder):
             node = {"op": "sort", "keys": keys, "input": node}
         return self._limit(q, node)
 
-    def _limit(self, q: exp.Expression, node: Node) -> Node:
+    def _limit(self, q: exp.Expr, node: Node) -> Node:
         limit = q.args.get("limit")
         offset = q.args.get("offset")
         if limit is None and offset is None:
             return node
         count: int | None = None
         if limit is not None:
-            if not isinstance(limit, exp.Limit) or limit.args.get("offset") is not None:
+            if not isinstance(limit, exp.Limit) or limit.args.get("offset") is not None or limit.expressions:
                 raise unsupported("this LIMIT/FETCH form", limit)
+            options = limit.args.get("limit_options")
+            if options is not None and any(options.args.values()):  # LIMIT 10 PERCENT: a share, not a count
+                raise unsupported("LIMIT with PERCENT / WITH TIES", limit)
             count = int_literal(limit.expression, "LIMIT")
         skip = int_literal(offset.expression, "OFFSET") if offset is not None else 0
         return {"op": "limit", "count": count, "offset": skip, "input": node}
@@ -98,23 +101,23 @@ class QueryBuilder(ExprBuilder):
         node: Node = {"op": op, "all": all_, "inputs": [self.query(p, ctes) for p in parts]}
         return self._modifiers(q, node, ctes)
 
-    def _flatten_union(self, q: exp.Expression, all_: bool) -> list[exp.Expression]:
+    def _flatten_union(self, q: exp.Expr, all_: bool) -> list[exp.Expr]:
         """``a UNION b UNION c`` is one n-ary union when every level agrees on ALL."""
 
-        def plain(x: exp.Expression) -> bool:
+        def plain(x: exp.Expr) -> bool:
             return (
                 isinstance(x, exp.Union)
                 and (not x.args.get("distinct")) == all_
                 and not any(x.args.get(k) for k in ("order", "limit", "offset", "with_", "by_name", "side", "kind"))
             )
 
-        out: list[exp.Expression] = []
+        out: list[exp.Expr] = []
         for side in (q.this, q.expression):
             out.extend(self._flatten_union(side, all_) if plain(side) else [side])
         return out
 
     # ---- FROM ----------------------------------------------------------
-    def _source(self, src: exp.Expression, ctes: dict[str, exp.CTE]) -> Node:
+    def _source(self, src: exp.Expr, ctes: dict[str, exp.CTE]) -> Node:
         if isinstance(src, exp.Table):
             if not isinstance(src.this, exp.Identifier):
                 raise unsupported("table-valued function in FROM", src)
@@ -146,7 +149,7 @@ class QueryBuilder(ExprBuilder):
         raise unsupported(f"{src.key.upper()} in FROM", src)
 
     @staticmethod
-    def _alias(name: str, table_alias: exp.Expression | None, inner: Node) -> Node:
+    def _alias(name: str, table_alias: exp.Expr | None, inner: Node) -> Node:
         node: Node = {"op": "alias", "name": name}
         columns = table_alias.columns if isinstance(table_alias, exp.TableAlias) else []
         if columns:

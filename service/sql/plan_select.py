@@ -17,6 +17,7 @@ from service.sql.errors import SqlError
 from service.sql.grouping import grouping_keys
 from service.sql.parse import position, unsupported
 from service.sql.plan_expr import Expr, Node, Subst, same
+from service.sql.plan_names import visible_names
 from service.sql.plan_query import QueryBuilder
 
 # Select arguments that change meaning and that the wire format cannot carry.
@@ -37,7 +38,7 @@ _REFUSED_SELECT_ARGS: dict[str, str] = {
 }
 
 
-def _walk_scope(e: exp.Expression) -> Iterator[exp.Expression]:
+def _walk_scope(e: exp.Expr) -> Iterator[exp.Expr]:
     """Nodes of ``e`` in this query scope: nested queries are not entered."""
     yield e
     for child in e.iter_expressions():
@@ -46,11 +47,11 @@ def _walk_scope(e: exp.Expression) -> Iterator[exp.Expression]:
         yield from _walk_scope(child)
 
 
-def _aggregates_in(e: exp.Expression) -> list[exp.AggFunc]:
+def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
     """Aggregate calls of this scope; a window's own function is not one."""
     found: list[exp.AggFunc] = []
 
-    def visit(node: exp.Expression, is_window_fn: bool) -> None:
+    def visit(node: exp.Expr, is_window_fn: bool) -> None:
         if isinstance(node, (exp.Query, exp.Subquery)):
             return
         if isinstance(node, (exp.AggFunc, exp.Grouping, exp.GroupingId)) and not is_window_fn:
@@ -63,7 +64,7 @@ def _aggregates_in(e: exp.Expression) -> list[exp.AggFunc]:
     return found
 
 
-def _windows_in(e: exp.Expression) -> list[exp.Window]:
+def _windows_in(e: exp.Expr) -> list[exp.Window]:
     return [n for n in _walk_scope(e) if isinstance(n, exp.Window)]
 
 
@@ -73,7 +74,7 @@ class SelectBuilder(QueryBuilder):
     def _select(self, sel: exp.Select, ctes: dict[str, exp.CTE]) -> Node:
         for arg, what in _REFUSED_SELECT_ARGS.items():
             if sel.args.get(arg):
-                raise unsupported(what, sel.args[arg] if isinstance(sel.args[arg], exp.Expression) else sel)
+                raise unsupported(what, sel.args[arg] if isinstance(sel.args[arg], exp.Expr) else sel)
         if sel.args.get("kind"):
             raise unsupported(f"SELECT AS {sel.args['kind']}", sel)
         distinct = sel.args.get("distinct")
@@ -106,7 +107,7 @@ class SelectBuilder(QueryBuilder):
         group = sel.args.get("group")
 
         # ORDER BY may name a select alias; resolve those to the expression.
-        def order_input_expr(o: exp.Ordered) -> exp.Expression:
+        def order_input_expr(o: exp.Ordered) -> exp.Expr:
             key = o.this
             if isinstance(key, exp.Column) and not key.table and key.name in names:
                 return raws[names.index(key.name)]
@@ -155,7 +156,7 @@ class SelectBuilder(QueryBuilder):
         }
 
         # -- ORDER BY: above the project when every key is an output, else below it
-        out_keys: list[Expr] | None = []
+        output_keys: list[Expr] = []
         for o in order_items:
             key = o.this
             name: str | None = None
@@ -168,10 +169,10 @@ class SelectBuilder(QueryBuilder):
                         break
             if name is None or "." in name or out_names.count(name) > 1:
                 # Not an output, or an output a wire column cannot name unambiguously: sort below the project.
-                out_keys = None
                 break
             desc, nulls_first = bool(o.args.get("desc")), bool(o.args.get("nulls_first"))
-            out_keys.append({"expr": {"col": name}, "desc": desc, "nulls_first": nulls_first})
+            output_keys.append({"expr": {"col": name}, "desc": desc, "nulls_first": nulls_first})
+        out_keys = output_keys if len(output_keys) == len(order_items) else None
 
         if order_items and out_keys is None:
             if distinct is not None:
@@ -221,7 +222,7 @@ class SelectBuilder(QueryBuilder):
         node: Node,
         group: exp.Group | None,
         aggs: list[exp.AggFunc],
-        raws: list[exp.Expression],
+        raws: list[exp.Expr],
         names: list[str],
         subst: Subst,
         fresh: Any,
@@ -270,7 +271,7 @@ class SelectBuilder(QueryBuilder):
         self,
         node: Node,
         windows: list[exp.Window],
-        raws: list[exp.Expression],
+        raws: list[exp.Expr],
         names: list[str],
         subst: Subst,
         fresh: Any,
@@ -278,8 +279,12 @@ class SelectBuilder(QueryBuilder):
     ) -> Node:
         groups: dict[tuple[str, str], list[exp.Window]] = {}
         for w in windows:
-            if w.args.get("alias") or not isinstance(w.this, exp.Func):
+            if w.args.get("alias"):
                 raise unsupported("named window reference", w)
+            if isinstance(w.this, (exp.IgnoreNulls, exp.RespectNulls)):
+                raise unsupported("IGNORE NULLS / RESPECT NULLS", w)
+            if not isinstance(w.this, exp.Func):
+                raise unsupported("this window form", w)
             if w.args.get("over") not in (None, "OVER") or w.args.get("first") is not None:
                 raise unsupported("this window form", w)
             spec = (
@@ -291,13 +296,16 @@ class SelectBuilder(QueryBuilder):
         for ws in groups.values():
             first = ws[0]
             fns: list[Expr] = []
+            beside = visible_names(node, self.tables) or frozenset()  # the input's columns stay visible
             for w in ws:
                 name = None
                 for r, n in zip(raws, names, strict=True):
-                    if same(r, w):
+                    if same(r, w) and n.lower() not in beside:
                         name = n
                         break
                 name = name or fresh("_w")
+                while name.lower() in beside:
+                    name = fresh("_w")
                 item: Expr = {"expr": self.expr(w.this, subst, skip_top=True, grouped=grouped), "as": name}
                 frame = self._frame(w.args.get("spec"))
                 if frame is not None:
@@ -316,7 +324,7 @@ class SelectBuilder(QueryBuilder):
         return node
 
     @staticmethod
-    def _frame(spec: exp.Expression | None) -> dict[str, str] | None:
+    def _frame(spec: exp.Expr | None) -> dict[str, str] | None:
         """A window frame as the wire extension ``{"kind", "start", "end"}``."""
         if spec is None:
             return None

@@ -48,7 +48,7 @@ class Col:
 
     qual: str | None
     name: str
-    ref: exp.Expression
+    ref: exp.Expr
     window: bool = False  # ref holds a window function
 
 
@@ -56,13 +56,16 @@ class Col:
 class Block:
     """A SELECT under construction."""
 
-    select: exp.Expression
+    select: exp.Expr
     cols: list[Col]
     stage: int
     projected: bool = False
     complete: bool = True  # cols lists every column (False: scan columns unknown)
     sources: int = 1  # FROM items (tables/derived tables) joined in this block
     grouped: bool = False  # GROUP BY / aggregates: a ``*`` beside them is invalid SQL
+    # GROUPING SETS: Spark cannot resolve a key inside HAVING beside an aggregate or GROUPING() call
+    # (``HAVING count(*) > 1 AND t.k > 0`` is UNRESOLVED_COLUMN), so filters go to an outer WHERE.
+    grouping_sets: bool = False
     out_names: list[str] = field(default_factory=list)
 
 
@@ -128,7 +131,7 @@ class BlockRenderer:
         return method(n, outer)
 
     @staticmethod
-    def add_where(block: Block, pred: exp.Expression) -> None:
+    def add_where(block: Block, pred: exp.Expr) -> None:
         where = block.select.args.get("where")
         block.select.set("where", exp.Where(this=and_([where.this, pred]) if where else pred))
         block.stage = max(block.stage, WHERE)
@@ -149,7 +152,7 @@ class BlockRenderer:
         # ``*`` never stands beside aggregates (invalid) or window functions (some engines refuse it).
         star_ok = not block.grouped and (not windowed or not block.complete) and (one_source or all_distinct)
         extras = [c for c in block.cols if c not in plain]
-        items: list[exp.Expression] = []
+        items: list[exp.Expr] = []
         if star_ok and (plain or not block.complete or not block.cols):
             items.append(exp.Star())
             cols = plain
@@ -191,7 +194,7 @@ class BlockRenderer:
             item = block.select.expressions[i]
             block.select.expressions[i].replace(exp.Alias(this=item.unalias().copy(), alias=ident(new)))
 
-    def finish(self, block: Block) -> exp.Expression:
+    def finish(self, block: Block) -> exp.Expr:
         """The block as a complete query."""
         if block.stage == SETOP:
             return block.select
@@ -276,7 +279,7 @@ class BlockRenderer:
             raise SqlError("invalid_plan", f"column {ref} is ambiguous", detail={"column": ref})
         return first
 
-    def resolve(self, ref: str, scopes: list[list[Col]]) -> exp.Expression:
+    def resolve(self, ref: str, scopes: list[list[Col]]) -> exp.Expr:
         for cols in scopes:
             hit = self.lookup(ref, cols)
             if hit is not None:
@@ -293,10 +296,10 @@ class BlockRenderer:
         )
 
     # ---- expressions ---------------------------------------------------
-    def sort_key(self, key: Expr, scope: list[list[Col]]) -> exp.Expression:
+    def sort_key(self, key: Expr, scope: list[list[Col]]) -> exp.Expr:
         return ordered(self.expr(key.get("expr"), scope), key)
 
-    def expr(self, e: Any, scope: list[list[Col]]) -> exp.Expression:
+    def expr(self, e: Any, scope: list[list[Col]]) -> exp.Expr:
         """Wire expression -> sqlglot expression, names resolved in ``scope``."""
         if not isinstance(e, dict):
             raise SqlError("invalid_plan", f"an expression must be an object, got {e!r}")
@@ -313,7 +316,7 @@ class BlockRenderer:
         args = [self.expr(a, scope) for a in e.get("args") or []]
         return function(fn_l, args, e)
 
-    def subquery(self, e: Expr, scope: list[list[Col]]) -> exp.Expression:
+    def subquery(self, e: Expr, scope: list[list[Col]]) -> exp.Expr:
         block = self.node(e["subquery"], scope)
         if e.get("kind") == "exists":
             return exp.Exists(this=self.finish(block))

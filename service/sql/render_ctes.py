@@ -13,7 +13,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 
-def hoist_repeated(query: exp.Expression) -> exp.Expression:
+def hoist_repeated(query: exp.Expr) -> exp.Expr:
     """Define each repeated derived table once as ``_cteN``; returns ``query``.
 
     >>> import sqlglot

@@ -22,7 +22,7 @@ from service.sql.errors import SqlError
 Node = dict[str, Any]
 Expr = dict[str, Any]
 
-CMP: dict[str, type[exp.Expression]] = {
+CMP: dict[str, type[exp.Expr]] = {
     "=": exp.EQ,
     "!=": exp.NEQ,
     "<>": exp.NEQ,
@@ -34,7 +34,7 @@ CMP: dict[str, type[exp.Expression]] = {
     "ilike": exp.ILike,
     "rlike": exp.RegexpLike,
 }
-ARITH: dict[str, type[exp.Expression]] = {
+ARITH: dict[str, type[exp.Expr]] = {
     "+": exp.Add,
     "-": exp.Sub,
     "*": exp.Mul,
@@ -43,7 +43,7 @@ ARITH: dict[str, type[exp.Expression]] = {
 }
 
 # Binding strength, loosest first; used to parenthesise operands.
-PREC: dict[type[exp.Expression], int] = {
+PREC: dict[type[exp.Expr], int] = {
     exp.Or: 1,
     exp.And: 2,
     exp.Not: 3,
@@ -62,11 +62,11 @@ PREC: dict[type[exp.Expression], int] = {
 }
 
 
-def prec(e: exp.Expression) -> int:
+def prec(e: exp.Expr) -> int:
     return PREC.get(type(e), 10)
 
 
-def wrap_operand(e: exp.Expression, parent_prec: int, strict: bool = False) -> exp.Expression:
+def wrap_operand(e: exp.Expr, parent_prec: int, strict: bool = False) -> exp.Expr:
     """Parenthesise ``e`` when it binds looser than its parent operator."""
     p = prec(e)
     if p < parent_prec or (strict and p == parent_prec):
@@ -160,18 +160,18 @@ def unique(name: str, taken: set[str]) -> str:
     raise AssertionError("unreachable")
 
 
-def and_(preds: list[exp.Expression]) -> exp.Expression:
+def and_(preds: list[exp.Expr]) -> exp.Expr:
     out = wrap_operand(preds[0], 2)
     for p in preds[1:]:
         out = exp.And(this=out, expression=wrap_operand(p, 2))
     return out
 
 
-def ordered(e: exp.Expression, key: Expr) -> exp.Expression:
+def ordered(e: exp.Expr, key: Expr) -> exp.Expr:
     return exp.Ordered(this=e, desc=bool(key.get("desc")), nulls_first=bool(key.get("nulls_first")))
 
 
-def frame(frame: Any) -> exp.Expression | None:
+def frame(frame: Any) -> exp.Expr | None:
     """The wire frame extension ``{"kind", "start", "end"}`` as a sqlglot WindowSpec."""
     if not frame:
         return None
@@ -191,7 +191,7 @@ def frame(frame: Any) -> exp.Expression | None:
     return exp.WindowSpec(kind=kind, start=start, start_side=start_side, end=end, end_side=end_side)
 
 
-def literal(e: Expr) -> exp.Expression:
+def literal(e: Expr) -> exp.Expr:
     value = e["lit"]
     typ = str(e.get("type") or "").lower()
     if value is None:
@@ -222,13 +222,13 @@ def literal(e: Expr) -> exp.Expression:
     return signed(text.lstrip("-"), text.startswith("-"))
 
 
-def signed(digits: str, negative: bool) -> exp.Expression:
+def signed(digits: str, negative: bool) -> exp.Expr:
     """A numeric literal from unsigned digits; negatives are parenthesised ``(-3)``."""
     number = exp.Literal.number(digits)
     return exp.Paren(this=exp.Neg(this=number)) if negative else number
 
 
-def function(fn: str, args: list[exp.Expression], e: Expr) -> exp.Expression:
+def function(fn: str, args: list[exp.Expr], e: Expr) -> exp.Expr:
     """A wire operator or function call as sqlglot, operands parenthesised by precedence."""
     n = len(args)
 
@@ -239,7 +239,8 @@ def function(fn: str, args: list[exp.Expression], e: Expr) -> exp.Expression:
     if fn in CMP:
         need(2)
         return CMP[fn](this=wrap_operand(args[0], 5), expression=wrap_operand(args[1], 5))
-    if fn == "-" and n == 1:
+    if fn == "neg" or (fn == "-" and n == 1):  # ``-`` with one argument: plans written before ``neg``
+        need(1)
         return exp.Neg(this=wrap_operand(args[0], 8))
     if fn in ARITH:
         need(2)
@@ -310,7 +311,7 @@ def function(fn: str, args: list[exp.Expression], e: Expr) -> exp.Expression:
             raise SqlError("invalid_plan", "a udf needs a 'name'")
         return exp.Anonymous(this=name, expressions=args)
     name = WIRE_TO_SQLGLOT_FN.get(fn, fn)
-    call_args: list[exp.Expression] = [exp.Distinct(expressions=args)] if e.get("distinct") else args
+    call_args: list[exp.Expr] = [exp.Distinct(expressions=args)] if e.get("distinct") else args
     try:
         return exp.func(name, *call_args, copy=False, dialect=BASE_DIALECT)  # the arguments are new nodes
     except (SqlglotError, ValueError, TypeError, KeyError) as err:

@@ -63,7 +63,7 @@ class Renderer(BlockRenderer):
         block = self.node(self.child(n, "input"), outer)
         if block.stage <= WHERE:
             self.add_where(block, self.expr(n.get("predicate"), [block.cols, *outer]))
-        elif block.stage in (AGG, HAVING) and not block.projected:
+        elif block.stage in (AGG, HAVING) and not block.projected and not block.grouping_sets:
             pred = self.expr(n.get("predicate"), [block.cols, *outer])
             having = block.select.args.get("having")
             block.select.set("having", exp.Having(this=and_([having.this, pred]) if having else pred))
@@ -78,7 +78,7 @@ class Renderer(BlockRenderer):
         if block.projected or block.stage == SETOP:
             block = self.wrap(block)
         scope = [block.cols, *outer]
-        items: list[exp.Expression] = []
+        items: list[exp.Expr] = []
         cols: list[Col] = []
         for item in n.get("exprs") or []:
             wire = item.get("expr")
@@ -112,7 +112,7 @@ class Renderer(BlockRenderer):
             block = self.wrap(block)
         scope = [block.cols, *outer]
         cols: list[Col] = []
-        groups: list[exp.Expression] = []
+        groups: list[exp.Expr] = []
         for item in n.get("group_by") or []:
             if isinstance(item, dict) and "as" in item and "expr" in item:
                 sql = self.expr(item["expr"], scope)
@@ -133,6 +133,7 @@ class Renderer(BlockRenderer):
         if sets is not None:
             listed = [exp.Tuple(expressions=[groups[i].copy() for i in grouping]) for grouping in sets]
             block.select.set("group", exp.Group(expressions=[exp.GroupingSets(expressions=listed)]))
+            block.grouping_sets = True
         elif groups:
             block.select.set("group", exp.Group(expressions=groups))
         block.cols = cols
@@ -224,9 +225,9 @@ class Renderer(BlockRenderer):
         block.stage = ORDER
         return block
 
-    def output_sort_keys(self, block: Block, keys: list[Expr]) -> list[exp.Expression] | None:
+    def output_sort_keys(self, block: Block, keys: list[Expr]) -> list[exp.Expr] | None:
         """ORDER BY output names of a projected block, or None when a key is not one."""
-        out: list[exp.Expression] = []
+        out: list[exp.Expr] = []
         for key in keys:
             wire = key.get("expr") if isinstance(key, dict) else None
             if not isinstance(wire, dict) or not isinstance(wire.get("col"), str):
@@ -235,9 +236,7 @@ class Renderer(BlockRenderer):
             if len(hits) != 1:
                 return None
             name = block.out_names[hits[0]]
-            target: exp.Expression = (
-                exp.Literal.number(hits[0] + 1) if block.out_names.count(name) > 1 else column(name)
-            )
+            target: exp.Expr = exp.Literal.number(hits[0] + 1) if block.out_names.count(name) > 1 else column(name)
             out.append(ordered(target, key))
         return out
 
@@ -326,7 +325,7 @@ class Renderer(BlockRenderer):
                 cond = exp.Coalesce(this=cond, expressions=[exp.true()])
             self.add_where(right, cond)
         right.select.set("expressions", [exp.Literal.number(1)])
-        pred: exp.Expression = exp.Exists(this=right.select)
+        pred: exp.Expr = exp.Exists(this=right.select)
         if n.get("type") == "anti":
             pred = exp.Not(this=pred)
         self.add_where(left, pred)
@@ -341,11 +340,11 @@ class Renderer(BlockRenderer):
     def op_except(self, n: Node, outer: list[list[Col]]) -> Block:
         return self.setop(n, outer, exp.Except)
 
-    def setop(self, n: Node, outer: list[list[Col]], kind: type[exp.Expression]) -> Block:
+    def setop(self, n: Node, outer: list[list[Col]], kind: type[exp.Expr]) -> Block:
         inputs = n.get("inputs") or []
         if len(inputs) < 2 or (kind is not exp.Union and len(inputs) != 2):
             raise SqlError("invalid_plan", f"{n.get('op')} needs two inputs (union: two or more)")
-        queries: list[exp.Expression] = []
+        queries: list[exp.Expr] = []
         first: Block | None = None
         for child in inputs:
             block = self.node(child, outer)

@@ -25,12 +25,12 @@ class Survey:
     selects: list[exp.Select] = field(default_factory=list)
     tables: list[exp.Table] = field(default_factory=list)
     cte_names: set[str] = field(default_factory=set)
-    aliases: list[exp.Expression] = field(default_factory=list)  # Alias and TableAlias
+    aliases: list[exp.Expr] = field(default_factory=list)  # Alias and TableAlias
     identifiers: list[exp.Identifier] = field(default_factory=list)
     case_sensitive: bool = False  # a node sqlglot marked case-sensitive: leave normalising to qualify
 
 
-def survey(stmt: exp.Expression) -> Survey:
+def survey(stmt: exp.Expr) -> Survey:
     """Balance ``stmt``'s chains in place and list its nodes; hints are not entered (they are set aside).
 
     >>> import sqlglot
@@ -39,7 +39,7 @@ def survey(stmt: exp.Expression) -> Survey:
     (2, ['c', 't'], ['c'])
     """
     out = Survey()
-    queue: deque[tuple[exp.Expression, int]] = deque([(stmt, 0)])
+    queue: deque[tuple[exp.Expr, int]] = deque([(stmt, 0)])
     while queue:
         node, depth = queue.popleft()
         if depth > MAX_DEPTH:

@@ -334,7 +334,7 @@ class QueryGen:
         items = [(e, f"g{i}", t) for i, (e, t) in enumerate(key_exprs, 1)]
         nums = [c for c in src.cols if c.type in ("int", "double")] or src.cols
         least = self.rng.choice(src.cols)
-        aggs = [("count(*)", "int"), (f"sum({self.rng.choice(nums).ref})", "double"), (f"min({least.ref})", least.type)]
+        aggs = [("count(*)", "int"), _sum(self.rng.choice(nums)), (f"min({least.ref})", least.type)]
         if shape == "count_distinct" or self.rng.random() < 0.2:
             aggs.append((f"count(DISTINCT {self.rng.choice(src.cols).ref})", "int"))
         group = ", ".join(e for e, _ in key_exprs)
@@ -348,15 +348,16 @@ class QueryGen:
         items += [(a, self._alias("m"), t) for a, t in self.rng.sample(aggs, self.rng.randint(1, len(aggs)))]
         having = ""
         if shape == "having" or self.rng.random() < 0.25:
-            having = self.rng.choice([" HAVING count(*) > 1", f" HAVING sum({nums[0].ref}) > 0 OR count(*) = 1"])
+            having = self.rng.choice([" HAVING count(*) > 1", f" HAVING {_sum(nums[0])[0]} > 0 OR count(*) = 1"])
         return items, f" GROUP BY {group}{having}"
 
     def _window(self, kind: str, src: From, want: set[str]) -> list[tuple[str, str, str]]:
         items = self._plain(src, want)
         nums = [c for c in src.cols if c.type in ("int", "double")] or src.cols
         partition = ""
-        if self.rng.random() < 0.6 or kind == "window:no_frame":
-            partition = f"PARTITION BY {self.rng.choice([c for c in src.cols if c.type != 'double']).ref} "
+        keys = [c for c in src.cols if c.type != "double"]  # a source may have only doubles (a derived sum)
+        if keys and (self.rng.random() < 0.6 or kind == "window:no_frame"):
+            partition = f"PARTITION BY {self.rng.choice(keys).ref} "
         if kind == "window:range_offset":  # RANGE with offsets: one ORDER BY key, a number
             number = next((i for i in src.ids if i in {c.ref for c in src.cols if c.type == "int"}), nums[0].ref)
             order = f"ORDER BY {number}{self._direction(want)}"
@@ -370,7 +371,7 @@ class QueryGen:
         most = self.rng.choice(src.cols)
         fn, t = self.rng.choice(
             [
-                (f"sum({self.rng.choice(nums).ref})", "double"),
+                _sum(self.rng.choice(nums)),
                 (f"count({most.ref})", "int"),
                 (f"max({most.ref})", most.type),
             ]
@@ -443,3 +444,11 @@ class QueryGen:
 
 def _is_key(col: Col) -> bool:
     return col.ref.split(".")[-1].startswith("k")
+
+
+def _sum(col: Col) -> tuple[str, str]:
+    """``sum`` of a column and its type: a number's own, a string's (or date's) length, since DuckDB has no
+    ``sum(VARCHAR)`` (Spark would cast it), and a derived table may keep only strings."""
+    if col.type in ("int", "double"):
+        return f"sum({col.ref})", "double"
+    return f"sum(length(CAST({col.ref} AS STRING)))", "int"

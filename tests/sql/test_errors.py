@@ -69,6 +69,10 @@ REFUSED: list[tuple[str, str]] = [
     ("SELECT DISTINCT b FROM t ORDER BY c", "DISTINCT"),
     ("INSERT INTO t SELECT * FROM t", "INSERT"),
     ("SELECT a FROM t WHERE b LIKE 'a!%' ESCAPE '!'", "ESCAPE"),
+    # Was read as LIMIT 10 (the PERCENT dropped: a tenth of the rows became ten rows).
+    ("SELECT a FROM t LIMIT 10 PERCENT", "LIMIT with PERCENT"),
+    # Was refused as a "named window reference".
+    ("SELECT first(a) IGNORE NULLS OVER (ORDER BY b) AS f FROM t", "IGNORE NULLS"),
 ]
 
 

@@ -34,6 +34,10 @@ def _aggregate(plan: Any) -> dict[str, Any]:
         ("CUBE (a, b)", ["t.a", "t.b"], [[0, 1], [0], [1], []]),
         ("GROUPING SETS ((a, b), (b), ())", ["t.a", "t.b"], [[0, 1], [1], []]),
         ("c, ROLLUP (a)", ["t.c", "t.a"], [[0, 1], [0]]),
+        # Composite elements group their keys together (were refused as "expression TUPLE").
+        ("ROLLUP ((a, b), c)", ["t.a", "t.b", "t.c"], [[0, 1, 2], [0, 1], []]),
+        ("CUBE ((a, b), c)", ["t.a", "t.b", "t.c"], [[0, 1, 2], [0, 1], [2], []]),
+        ("GROUPING SETS ((a, b), c, ())", ["t.a", "t.b", "t.c"], [[0, 1], [2], []]),
     ],
 )
 def test_grouping_sets_in_the_plan(group_by: str, keys: list[str], sets: list[list[int]]) -> None:

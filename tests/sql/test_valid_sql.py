@@ -1,7 +1,7 @@
 """The renderer always writes valid SQL: every generated plan, before and after the engine.
 
 Every plan the differential generator makes (tests/correctness/plangen.py) is
-rendered for DuckDB and Spark as it is and as rewritten in ``always`` mode. The
+rendered for DuckDB and Spark as it is and as rewritten in ``always`` and ``cost`` modes. The
 text must parse back with sqlglot in its dialect, read back into a plan (or be
 refused by name), execute on DuckDB (an error only where the data makes a cast
 fail) and bind on Spark (analysis resolves every name and type; nothing runs).
@@ -42,7 +42,7 @@ def world() -> tuple[duckdb.DuckDBPyConnection, dict[str, Any], dict[str, Any]]:
 
 def _plans(seed: int, cat: dict[str, Any]) -> list[dict[str, Any]]:
     plan = PlanGenerator(random.Random(seed)).query()
-    return [plan, optimize_wire(plan, cat, {"mode": "always"})["plan"]]
+    return [plan, *(optimize_wire(plan, cat, {"mode": mode})["plan"] for mode in ("always", "cost"))]
 
 
 def _reads_back(text: str, cat: dict[str, Any], dialect: str) -> None:
