@@ -15,6 +15,7 @@ import costmodel.optimizer as optimizer_module
 import costmodel.passes.place as place_module
 from costmodel import catalog_from_wire, optimize_wire, plan_from_wire
 from costmodel.cost import CostModel, column_infos
+from costmodel.cut_change import cut_change
 from costmodel.errors import PlanError
 from costmodel.estimate import Estimator
 from costmodel.estimate_live import ndv_drops
@@ -150,3 +151,18 @@ def test_columns_written_over_a_join_chain_keep_a_name_that_resolves_where_they_
     assert '"col": "t3.v"' in text and '"col": "v"' not in text.replace('"as": "v"', "")
     # the answer reads back: every name resolves to one column where it stands
     optimize_wire(answer["plan"], tables)
+
+
+def test_cut_change_finds_what_left_and_what_came_however_the_lists_are_arranged() -> None:
+    rng = random.Random(7)
+    for _ in range(2000):
+        pool = [object() for _ in range(rng.randint(0, 12))]
+        before = rng.sample(pool, rng.randint(0, len(pool)))
+        after = rng.sample(pool, rng.randint(0, len(pool)))
+        if rng.random() < 0.5 and before:  # the usual shape: a shared prefix, then the rest
+            k = rng.randint(0, len(before))
+            after = before[:k] + [x for x in after if x not in before[:k]]
+        gone, came = cut_change(before, after)
+        assert {id(x) for x in gone} == {id(x) for x in before} - {id(x) for x in after}
+        assert {id(x) for x in came} == {id(x) for x in after} - {id(x) for x in before}
+        assert len(gone) == len({id(x) for x in gone}) and len(came) == len({id(x) for x in came})
