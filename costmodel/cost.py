@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
+from costmodel.estimate_live import without
 from costmodel.expr import Call, Column, Expr, Subquery, and_, column_ids, conjuncts, per_row_cost, walk
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
@@ -108,6 +110,19 @@ class CostModel:
         self.warnings: list[str] = []
         #: conjunct estimations done so far: placement stops costing past a budget
         self.work = 0
+        #: per node id, the columns whose NDV nothing above reads (``costmodel.estimate_live``; ``drop_unread``)
+        self._drops: dict[str, frozenset[int]] = {}
+        #: nodes estimated before ``drop_unread``: estimated again without counting their work twice
+        self._counted: dict[int, Node] = {}
+        self._recount = False
+
+    def drop_unread(self, drops: dict[str, frozenset[int]]) -> None:
+        """From now on, leave out of each node's estimate the NDVs nobody above it reads (``drops``, by node id):
+        every figure stays the same, estimates of long join chains stop growing with the tables below.
+        Estimates made so far are made again (without counting their work twice), so that they match."""
+        self._drops = drops
+        self._counted = {id(node): node for node, _ in self._memo.values()}
+        self._memo = {}
 
     # ---------------------------------------------------------------- public
 
@@ -175,7 +190,7 @@ class CostModel:
         """
         k = 0.0
         surviving = 1.0
-        self.work += len(predicates)
+        self.work += 0 if self._recount else len(predicates)
         start = rows
         for pred in predicates:
             _, s, cost, cids = self._predicate_facts(pred)
@@ -215,7 +230,7 @@ class CostModel:
         inputs: tuple[float, ...],
         rows_out: float,
         k: float,
-        ndv: dict[int, float],
+        ndv: Mapping[int, float],
         extra: float = 0.0,
         base: tuple[float, Mapping[int, float]] | None = None,
     ) -> RowEstimate:
@@ -226,6 +241,9 @@ class CostModel:
         kids = self._kids if self._kids_of is node else [self._est(child) for child in children(node)]
         below = sum(map(_subtree_cost, kids))
         base_rows, base_ndv = base if base is not None else (rows_out, ndv)
+        drop = self._drops.get(node.id)
+        if drop is not None:
+            ndv, base_ndv = without(ndv, drop), without(base_ndv, drop)
         return RowEstimate(
             NodeCost(node.id, op_name(node), rows_in, rows_out, k, cost, below + cost, inputs),
             ndv,
@@ -239,10 +257,11 @@ class CostModel:
         kid_ests = list(map(_second, map(self._memo.__getitem__, map(id, children(node)))))
         inputs = tuple(map(_rows_out, kid_ests))
         self._kids_of, self._kids = node, kid_ests
+        self._recount = self._counted.get(id(node)) is node
         try:
             return kind_of(node).estimate(self, node, kid_ests, inputs)
         finally:
-            self._kids_of, self._kids = None, []
+            self._kids_of, self._kids, self._recount = None, [], False
 
     def kept_rows(self, table: Any, kept: tuple[str, ...], rows: float) -> float:
         """Rows of the containers left after pruning: their counts, or their share of the table."""
@@ -273,7 +292,7 @@ def _column_equality(pred: Expr) -> tuple[int, int] | None:
     return None
 
 
-def split_join_condition(node: Join, left_cids: set[int]) -> tuple[list[tuple[Expr, Expr]], list[Expr]]:
+def split_join_condition(node: Join, left_cids: AbstractSet[int]) -> tuple[list[tuple[Expr, Expr]], list[Expr]]:
     """Equi-join key pairs (left expr, right expr) and the residual conjuncts of ``node.on``."""
     keys: list[tuple[Expr, Expr]] = []
     residual: list[Expr] = []

@@ -24,7 +24,7 @@ from costmodel.wire.names import Namer
 def describe(node: Node) -> str:
     """One line for ``node``, without children (its kind's ``describe``)."""
     kind = kind_of(node)
-    return kind.describe(node, Namer(kind.scope(node)))
+    return kind.describe(node, Namer.for_node(node))
 
 
 def _fmt(x: float) -> str:

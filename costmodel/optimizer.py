@@ -14,6 +14,7 @@ from typing import Any
 from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
+from costmodel.estimate_live import ndv_drops
 from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
 from costmodel.options import Options, options_from_wire
 from costmodel.passes import PIPELINE, Work
@@ -70,6 +71,7 @@ def _optimize(
     plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
     estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
+    model.drop_unread(ndv_drops(plan, []))  # NDVs nothing above reads stay out of estimates (placement: again)
     before = model.table(plan)
     work = Work(plan, catalog, options, model)
     for _, run in PIPELINE:

@@ -18,6 +18,7 @@ from heapq import heappop, heappush
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
+from costmodel.cut_change import cut_change
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.legality import cross
 from costmodel.plan import Filter, Join, Node, Scan, children, with_children
@@ -465,10 +466,7 @@ def place(
                 built = materializer.moved(start, pred.index, where, cut, estimate)
             else:
                 before, base = latest[0]
-                by_id = dict(zip(map(id, before), before, strict=True)) | dict(zip(map(id, cut), cut, strict=True))
-                old_ids, new_ids = set(map(id, before)), set(map(id, cut))
-                gone = [by_id[i] for i in old_ids - new_ids]
-                came = [by_id[i] for i in new_ids - old_ids]
+                gone, came = cut_change(before, cut)  # a fork's cuts share all but a branch or two
                 if len(gone) + len(came) <= len(where) + len(cut):
                     built = materializer.moved(base, pred.index, gone, came, estimate)
                 else:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
+from typing import Any
 
 from costmodel.expr import HASHES, Column, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
@@ -245,6 +247,10 @@ def walk_plan(node: Node) -> Iterator[Node]:
 
 #: Output columns already computed in this optimization, by node object (``plan_memo``); None outside one.
 _FIELDS: ContextVar[dict[int, tuple[Node, tuple[Field, ...]]] | None] = ContextVar("output_fields", default=None)
+#: The same columns' cids as a set, by node object (``plan_memo``): a join asks which side a column comes from.
+_CIDS: ContextVar[dict[int, tuple[Node, frozenset[int]]] | None] = ContextVar("output_cids", default=None)
+#: Other per-node memos of this optimization, by purpose (``scoped_memo``).
+_SCOPED: ContextVar[dict[str, dict[int, Any]] | None] = ContextVar("scoped_memos", default=None)
 
 
 @contextmanager
@@ -257,7 +263,7 @@ def plan_memo() -> Iterator[None]:
     if _FIELDS.get() is not None:
         yield
         return
-    tokens = (_FIELDS.set({}), HASHES.set({}), TEXTS.set({}), CONSTANT_TRUTHS.set({}))
+    tokens = (_FIELDS.set({}), HASHES.set({}), TEXTS.set({}), CONSTANT_TRUTHS.set({}), _CIDS.set({}), _SCOPED.set({}))
     try:
         yield
     finally:
@@ -265,6 +271,15 @@ def plan_memo() -> Iterator[None]:
         HASHES.reset(tokens[1])
         TEXTS.reset(tokens[2])
         CONSTANT_TRUTHS.reset(tokens[3])
+        _CIDS.reset(tokens[4])
+        _SCOPED.reset(tokens[5])
+
+
+def scoped_memo(purpose: str) -> dict[int, Any] | None:
+    """A memo by node object for ``purpose`` that lives as long as the open ``plan_memo`` (None outside one);
+    entries hold the node too, so a reused ``id`` is told apart."""
+    memos = _SCOPED.get()
+    return None if memos is None else memos.setdefault(purpose, {})
 
 
 def output_fields(node: Node) -> tuple[Field, ...]:
@@ -282,6 +297,48 @@ def output_fields(node: Node) -> tuple[Field, ...]:
         finally:
             _FIELDS.reset(token)
     return _output_fields(node, memo)
+
+
+def output_cids(node: Node) -> frozenset[int]:
+    """The cids of ``output_fields(node)``, remembered inside ``plan_memo``: asked at every join of a chain,
+    a set built anew each time would make the chain quadratic.
+
+    >>> from costmodel.plan import Scan
+    >>> sorted(output_cids(Scan("s", "t", fields=(Field(1, "a"), Field(2, "b")))))
+    [1, 2]
+    """
+    memo = _CIDS.get()
+    if memo is None:
+        return frozenset(map(_cid, output_fields(node)))
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    # a node passing an input's columns shares its set, a join unites its inputs' (explicit stack: deep plans)
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        hit = memo.get(id(current))
+        if hit is not None and hit[0] is current:
+            continue
+        fields = output_fields(current)
+        kids = children(current)
+        passed = [kid for kid in kids if output_fields(kid) is fields]
+        parts = passed[:1] or (list(kids) if isinstance(current, Join) else [])
+        if not ready and parts:
+            stack.append((current, True))
+            stack.extend((kid, False) for kid in parts)
+            continue
+        if passed:
+            cids = memo[id(passed[0])][1]
+        elif isinstance(current, Join) and len(fields) == sum(len(output_fields(kid)) for kid in kids):
+            cids = memo[id(kids[0])][1] | memo[id(kids[1])][1]
+        else:
+            cids = frozenset(map(_cid, fields))
+        memo[id(current)] = (current, cids)
+    return memo[id(node)][1]
+
+
+_cid = attrgetter("cid")
 
 
 def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) -> tuple[Field, ...]:

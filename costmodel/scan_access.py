@@ -28,7 +28,7 @@ from costmodel.cost import CostModel, split_join_condition
 from costmodel.expr import Call, Column, Expr, Literal, and_
 from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.registry import kind_of
-from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_fields, with_children
+from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_cids, with_children
 from costmodel.pruning import prune
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
@@ -117,7 +117,7 @@ def _joined_through_index(join: Join, catalog: Catalog) -> Scan | None:
     table = catalog.table(scan.table)
     if table is None or not table.indexes:
         return None
-    left_cids = {f.cid for f in output_fields(join.left)}
+    left_cids = output_cids(join.left)
     keys, _ = split_join_condition(join, left_cids)
     names = {f.cid: f.name.lower() for f in scan.fields}
     key_columns = {names.get(rk.cid) for _, rk in keys if isinstance(rk, Column)}

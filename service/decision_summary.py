@@ -53,6 +53,27 @@ class Operator:
         return f"{self.kind} ({self.id})"
 
 
+#: A path names at most this many operators: the first ``PATH_HEAD`` from the root, then how many were left
+#: out, then the ``PATH_TAIL`` nearest the operator. Spelled out whole, paths made a deep plan's summary
+#: quadratic in its depth (every operator repeating every one above it).
+PATH_HEAD, PATH_TAIL = 3, 12
+
+
+def path_text(head: tuple[str, ...], tail: list[str], depth: int) -> str:
+    """The path of an operator ``depth`` levels deep: ``head`` (the first kinds from the root) and ``tail`` (the
+    last ones, the operator's own kind last); the middle of a long path is counted, not listed.
+
+    >>> path_text(("A", "B"), ["A", "B"], 2)
+    'A > B'
+    >>> path_text(("A", "B", "C"), [str(i) for i in range(8, 20)], 20)
+    'A > B > C > … 5 more … > 8 > 9 > 10 > 11 > 12 > 13 > 14 > 15 > 16 > 17 > 18 > 19'
+    """
+    if depth <= PATH_HEAD + PATH_TAIL:
+        return " > ".join((*head, *tail[len(head) - depth :]) if depth > len(head) else head[:depth])
+    left_out = depth - PATH_HEAD - PATH_TAIL
+    return " > ".join((*head, f"… {left_out} more …", *tail[-PATH_TAIL:]))
+
+
 def operators(explain_before: str) -> dict[str, Operator]:
     """Operators by id, read from the explain tree (indentation is depth).
 
@@ -75,12 +96,40 @@ def operators(explain_before: str) -> dict[str, Operator]:
         while stack and stack[-1][0] >= depth:
             stack.pop()
         stack.append((depth, kind))
-        out[hit["id"]] = Operator(hit["id"], kind, " > ".join(k for _, k in stack))
+        head = tuple(k for _, k in stack[:PATH_HEAD])
+        tail = [k for _, k in stack[-PATH_TAIL:]]
+        out[hit["id"]] = Operator(hit["id"], kind, path_text(head, tail, len(stack)))
     return out
 
 
 #: Wire op names as the explain tree spells the operator kinds.
 _KINDS = {"scan": "TableScan", "project": "Projection", "union": "Union", "intersect": "Intersect", "except": "Except"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Above:
+    """The operators above a node, shared by everything below it: its kind, what is above that, the depth,
+    and the first kinds from the root (a tuple of each level's kinds would make a deep plan quadratic)."""
+
+    kind: str
+    parent: _Above | None
+    depth: int
+    head: tuple[str, ...]
+
+    def below(self, kind: str) -> _Above:
+        head = self.head + (kind,) if len(self.head) < PATH_HEAD else self.head
+        return _Above(kind, self, self.depth + 1, head)
+
+    def path(self) -> str:
+        tail: list[str] = []
+        link: _Above | None = self
+        while link is not None and link.depth > 0 and len(tail) < PATH_TAIL:
+            tail.append(link.kind)
+            link = link.parent
+        return path_text(self.head, tail[::-1], self.depth)
+
+
+_ROOT = _Above("", None, 0, ())
 
 
 def plan_operators(plan: Any) -> dict[str, Operator]:
@@ -91,7 +140,7 @@ def plan_operators(plan: Any) -> dict[str, Operator]:
     ('TableScan t', 'Filter > TableScan t')
     """
     out: dict[str, Operator] = {}
-    stack: list[tuple[Any, tuple[str, ...]]] = [(plan, ())]
+    stack: list[tuple[Any, _Above]] = [(plan, _ROOT)]
     while stack:  # iterative: plans may be thousands of levels deep
         node, above = stack.pop()
         if isinstance(node, list):
@@ -99,7 +148,7 @@ def plan_operators(plan: Any) -> dict[str, Operator]:
             continue
         if not isinstance(node, dict):
             continue
-        path = above
+        here = above
         if isinstance(node.get("op"), str) and isinstance(node.get("id"), str):
             op = node["op"]
             kind = _KINDS.get(op, op.replace("_", " ").title())
@@ -107,9 +156,10 @@ def plan_operators(plan: Any) -> dict[str, Operator]:
                 kind = f"TableScan {node.get('table', '')}".strip()
             elif op == "join":
                 kind = f"{str(node.get('type', 'inner')).title()} Join"
-            path = (*above, kind)
-            out.setdefault(node["id"], Operator(node["id"], kind, " > ".join(path)))
-        stack.extend((value, path) for value in node.values())
+            here = above.below(kind)
+            if node["id"] not in out:
+                out[node["id"]] = Operator(node["id"], kind, here.path())
+        stack.extend((value, here) for value in node.values())
     return out
 
 

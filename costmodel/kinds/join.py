@@ -30,12 +30,15 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
         raise PlanError("invalid_node", f"unknown join type {jtype!r}", f"{path}.type", {"known": list(JOIN_TYPES)})
     on_raw = raw.get("on")
     on = None
+    scope = b.scopes.joined(output_fields(left), output_fields(right))  # indexed from the inputs' indexes
     if on_raw is not None:
-        on = b.expr(on_raw, output_fields(left) + output_fields(right), f"{path}.on", depth + 1)
+        on = b.expr(on_raw, scope, f"{path}.on", depth + 1)
     null_aware = raw.get("null_aware", False)
     if not isinstance(null_aware, bool):
         raise PlanError("invalid_node", "null_aware must be true or false", f"{path}.null_aware")
-    return Join(nid, jtype, on, left, right, null_aware)
+    node = Join(nid, jtype, on, left, right, null_aware)
+    b.scopes.same_as(output_fields(node), scope)  # what the join emits is its scope when it emits both sides
+    return node
 
 
 def _wire_children(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:

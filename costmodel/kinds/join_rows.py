@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from costmodel.cost import split_join_condition
 from costmodel.expr import Column, Expr
 from costmodel.joins import JOIN_TYPES
-from costmodel.plan import Join, output_fields
+from costmodel.plan import Join, output_cids
 
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
@@ -79,7 +79,7 @@ def estimate_join(model: CostModel, node: Join, kid_ests: list[RowEstimate], inp
     left_rows, right_rows = inputs
     cached = model.join_keys.get(node.id)
     if cached is None or cached[0] is not node.on:
-        left_cids = {f.cid for f in output_fields(node.left)}
+        left_cids = output_cids(node.left)
         cached = (node.on, split_join_condition(node, left_cids))
         model.join_keys[node.id] = cached
     keys, residual = cached[1]

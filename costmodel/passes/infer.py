@@ -14,7 +14,7 @@ from costmodel.passes.work import Work
 from costmodel.placement import ABOVE, SCAN, Position, Pred, build_region, iter_region
 from costmodel.plan import Join, children, walk_plan
 from costmodel.reasons import Reason
-from costmodel.rules.infer_join_keys import infer_across_keys
+from costmodel.rules.infer_join_keys import KeyEqualities, infer_across_keys
 from costmodel.rules.join import ON_SIDES, WHERE_SIDES
 from costmodel.rules.or_derivation import derive_per_side
 
@@ -47,6 +47,7 @@ def infer(work: Work) -> None:
                     add(node, side, form, Reason.DERIVED_FROM_OR)
 
     queue.extend(preds)
+    equalities = KeyEqualities(skeleton)
     while queue:
         check_deadline()
         pred = queue.pop(0)
@@ -54,7 +55,7 @@ def infer(work: Work) -> None:
             if not isinstance(pos.node, Join) or pos.kind == SCAN:
                 continue
             join = pos.node
-            for side, form in infer_across_keys(pos.form, join):
+            for side, form in infer_across_keys(pos.form, join, equalities):
                 add(join, side, form, Reason.INFERRED_FROM_JOIN_KEYS)
             if pos.kind == ABOVE and pos.stop is not None and pos.stop.reason == Reason.REFERENCES_BOTH_SIDES:
                 for side, form in derive_per_side(pos.form, join, WHERE_SIDES[join.type]):

@@ -9,6 +9,7 @@ placed by rule, with a warning.
 from __future__ import annotations
 
 from costmodel.cost import CostModel
+from costmodel.estimate_live import ndv_drops
 from costmodel.passes.work import Work
 from costmodel.placement import ABOVE, ON, SCAN, Built, Materializer, Position, place
 from costmodel.plan import Filter
@@ -19,6 +20,7 @@ WORK_BUDGET = 400_000
 
 def placement(work: Work) -> None:
     model = work.model
+    model.drop_unread(ndv_drops(work.require_skeleton(), work.preds))
     work.absent, work.fallback_from = place(
         work.preds,
         work.options.mode,

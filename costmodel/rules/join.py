@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from costmodel.expr import Call, Expr, can_raise, column_ids
 from costmodel.joins import JOIN_TYPES
-from costmodel.plan import Join, output_fields
+from costmodel.plan import Join, output_cids
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
@@ -34,12 +34,12 @@ ON_SIDES = {name: t.on_sides for name, t in JOIN_TYPES.items()}
 def side_of(predicate: Expr, node: Join) -> int | None:
     """0 or 1 when the predicate reads only that side; None when both (or neither)."""
     used = column_ids(predicate)
-    left = {f.cid for f in output_fields(node.left)}
+    left = output_cids(node.left)
     if not used:
         return 0
     if used <= left:
         return 0
-    right = {f.cid for f in output_fields(node.right)}
+    right = output_cids(node.right)
     if used <= right:
         return 1
     return None
@@ -49,7 +49,7 @@ def is_cross_side_equality(predicate: Expr, node: Join) -> bool:
     """``l.x = r.y`` (each side of ``=`` reading one join input): a join key, so it belongs in the condition."""
     if not (isinstance(predicate, Call) and predicate.fn == "=" and len(predicate.args) == 2):
         return False
-    left = {f.cid for f in output_fields(node.left)}
+    left = output_cids(node.left)
     a, b = (column_ids(arg) for arg in predicate.args)
     if not a or not b:
         return False

@@ -24,7 +24,7 @@ from costmodel.expr import (
     is_deterministic,
     or_,
 )
-from costmodel.plan import Join, output_fields
+from costmodel.plan import Join, output_cids
 
 
 def derive_side(predicate: Expr, side_cids: frozenset[int]) -> Expr | None:
@@ -66,7 +66,7 @@ def derive_per_side(predicate: Expr, node: Join, sides: tuple[int, ...]) -> list
     out = []
     for side in sides:
         child = node.left if side == 0 else node.right
-        derived = derive_side(predicate, frozenset(f.cid for f in output_fields(child)))
+        derived = derive_side(predicate, output_cids(child))
         if derived is not None:
             out.append((side, derived))
     return out

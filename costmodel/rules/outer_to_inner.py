@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from costmodel.expr import Expr, is_deterministic
 from costmodel.fold import rejects_nulls
-from costmodel.plan import Join, output_fields
+from costmodel.plan import Join, output_cids
 
 
 def simplify_outer_join(predicate: Expr, node: Join) -> str | None:
     """The join type ``node`` may take given a WHERE ``predicate`` on its output, or None."""
     if node.type not in ("left", "right", "full") or not is_deterministic(predicate):
         return None
-    left = frozenset(f.cid for f in output_fields(node.left))
-    right = frozenset(f.cid for f in output_fields(node.right))
+    left = output_cids(node.left)
+    right = output_cids(node.right)
     if node.type == "left":
         return "inner" if rejects_nulls(predicate, right) else None
     if node.type == "right":

@@ -2,32 +2,113 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from costmodel.expr import Column
-from costmodel.plan import Field
+from costmodel.kinds.registry import kind_of
+from costmodel.plan import Field, Join, Node, children, output_fields, scoped_memo
+
+
+@dataclass(frozen=True, slots=True)
+class NameIndex:
+    """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case) and each cid's first field."""
+
+    by_name: Mapping[str, frozenset[int]]
+    first: Mapping[int, Field]
+
+    @staticmethod
+    def of(scope: tuple[Field, ...]) -> NameIndex:
+        by_name: dict[str, frozenset[int]] = {}
+        first: dict[int, Field] = {}
+        for f in scope:
+            first.setdefault(f.cid, f)
+            for spelled in (f.name, f"{f.qualifier}.{f.name}") if f.qualifier else (f.name,):
+                key = spelled.lower()
+                by_name[key] = by_name.get(key, frozenset()) | {f.cid}
+        return NameIndex(by_name, first)
+
+    def then(self, right: NameIndex) -> NameIndex:
+        """The index of this scope followed by ``right``'s: the larger side is copied in C, the smaller merged
+        in, so a chain of joins does not index every column below each join again."""
+        if len(right.by_name) > len(self.by_name):
+            by_name = dict(right.by_name)
+            for key, cids in self.by_name.items():
+                by_name[key] = cids | by_name[key] if key in by_name else cids
+        else:
+            by_name = dict(self.by_name)
+            for key, cids in right.by_name.items():
+                by_name[key] = by_name[key] | cids if key in by_name else cids
+        first = dict(right.first)
+        first.update(self.first)  # a cid on both sides is first met on the left
+        return NameIndex(by_name, first)
 
 
 class Namer:
     """Spells a column so that it resolves to the same cid in the scope it lands in."""
 
-    def __init__(self, scope: tuple[Field, ...]):
+    def __init__(self, scope: tuple[Field, ...], index: NameIndex | None = None):
         self.scope = scope
-        self._by_name: dict[str, set[int]] | None = None
+        self._index = index
 
-    def _index(self) -> dict[str, set[int]]:
-        if self._by_name is None:
-            index: dict[str, set[int]] = {}
-            for f in self.scope:
-                index.setdefault(f.name.lower(), set()).add(f.cid)
-                if f.qualifier:
-                    index.setdefault(f"{f.qualifier}.{f.name}".lower(), set()).add(f.cid)
-            self._by_name = index
-        return self._by_name
+    @staticmethod
+    def for_node(node: Node) -> Namer:
+        """The namer for ``node``'s expressions (its kind's ``scope``); inside ``plan_memo`` a join's is built
+        from its inputs' remembered indexes."""
+        scope = kind_of(node).scope(node)
+        memo = scoped_memo("name_index")
+        if memo is None:
+            return Namer(scope)
+        index: NameIndex | None = None
+        if isinstance(node, Join):
+            joined = output_fields(node)
+            index = _output_index(node, memo) if len(joined) == len(scope) else None  # its output is its scope
+            if index is None:
+                index = _output_index(node.left, memo).then(_output_index(node.right, memo))
+        else:
+            index = next((_output_index(kid, memo) for kid in children(node) if output_fields(kid) is scope), None)
+        return Namer(scope, index)
+
+    def index(self) -> NameIndex:
+        if self._index is None:
+            self._index = NameIndex.of(self.scope)
+        return self._index
 
     def __call__(self, col: Column) -> str:
-        index = self._index()
-        if index.get(col.name.lower()) == {col.cid}:
+        index = self.index()
+        if index.by_name.get(col.name.lower()) == frozenset((col.cid,)):
             return col.name
-        for f in self.scope:
-            if f.cid == col.cid:
-                return f"{f.qualifier}.{f.name}" if f.qualifier else f.name
+        f = index.first.get(col.cid)
+        if f is not None:
+            return f"{f.qualifier}.{f.name}" if f.qualifier else f.name
         return col.name  # an outer (correlated) reference keeps its spelling
+
+
+def _output_index(node: Node, memo: dict[int, tuple[Node, NameIndex]]) -> NameIndex:
+    """The index of ``node``'s output columns, built bottom-up with an explicit stack and remembered per node:
+    a node passing its input's columns shares its index, a join combines its inputs'."""
+    hit = memo.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, ready = stack.pop()
+        hit = memo.get(id(current))
+        if hit is not None and hit[0] is current:
+            continue
+        fields = output_fields(current)
+        kids = children(current)
+        passed = [kid for kid in kids if output_fields(kid) is fields]
+        parts = passed[:1] or (list(kids) if isinstance(current, Join) else [])
+        if not ready and parts:
+            stack.append((current, True))
+            stack.extend((kid, False) for kid in parts)
+            continue
+        if passed:
+            index = memo[id(passed[0])][1]
+        elif isinstance(current, Join):
+            index = memo[id(kids[0])][1].then(memo[id(kids[1])][1])
+        else:
+            index = NameIndex.of(fields)
+        memo[id(current)] = (current, index)
+    return memo[id(node)][1]

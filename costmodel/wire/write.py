@@ -96,5 +96,5 @@ def _plan_to_wire(node: Node) -> dict[str, Any]:
             stack.extend((kid, False) for kid in reversed(children(current)))
             continue
         kind = kind_of(current)
-        written[id(current)] = kind.write(current, Namer(kind.scope(current)), write_child)
+        written[id(current)] = kind.write(current, Namer.for_node(current), write_child)
     return written[id(node)]

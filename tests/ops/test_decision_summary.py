@@ -147,3 +147,27 @@ def test_pushdown_explain_prints_the_summary_and_the_matrix_on_request(clean_env
         assert f"  stopped: {item['stopped']}" in plain.stdout
     assert "1 - r = " in plain.stdout and "p·r1 = " in plain.stdout
     assert "== decisions ==" not in plain.stdout and "== decisions ==" in full.stdout
+
+
+def _filters(levels: int) -> dict[str, Any]:
+    plan: dict[str, Any] = {"op": "scan", "id": "s", "table": "t"}
+    for i in range(levels):
+        plan = {"op": "filter", "id": f"f{i}", "predicate": {"col": "a"}, "input": plan}
+    return plan
+
+
+@pytest.mark.parametrize("levels", [14, 15, 16, 40, 3000])
+def test_a_path_names_the_first_operators_the_count_left_out_and_the_nearest(levels: int) -> None:
+    plan = _filters(levels)
+    explain = (
+        "\n".join(f"{'  ' * depth}Filter: a  [f{levels - 1 - depth} rows=1 cost=1]" for depth in range(levels))
+        + f"\n{'  ' * levels}TableScan: t  [s rows=1 cost=1]"
+    )
+    for ops in (plan_operators(plan), operators(explain)):
+        path = ops["s"].path.split(" > ")
+        if levels + 1 <= 15:
+            assert path == ["Filter"] * levels + ["TableScan t"]
+        else:  # three from the root, how many were left out, the twelve nearest
+            assert path[:3] == ["Filter"] * 3 and path[3] == f"… {levels + 1 - 15} more …"
+            assert path[4:] == ["Filter"] * 11 + ["TableScan t"]
+        assert ops["f0"].path.endswith("Filter") and len(ops["f0"].path.split(" > ")) <= 16

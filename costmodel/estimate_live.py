@@ -1,0 +1,103 @@
+"""Which columns' NDVs an estimate still needs to carry: those something above it may read.
+
+A row estimate carries the NDV of every tracked column of its subtree, so a
+join chain's estimates grew with the number of tables below and each join
+copied them all: quadratic. A column's NDV is read only where an expression
+reads the column (a join key, a predicate, a grouping key, a projection, a
+distinct's columns, a union mapping its inputs' columns), and where any
+predicate to place could stand (every position of its region). Above the
+highest of those places nothing reads it again, so it is dropped there.
+
+    Filter: t2.v > 2            reads t2.v from the join's estimate
+      Join: t1.k = t2.k         reads t1.k, t2.k from its inputs: both dropped from its own estimate
+        Scan: t1
+        Scan: t2
+
+A column read in two places that are not one above the other (which plans do
+not produce: each column comes from one operator) is never dropped. Dropping
+only what nobody reads leaves every figure as it was; estimates are smaller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from costmodel.expr import column_ids
+from costmodel.plan import Distinct, Node, SetOp, children, node_expressions, output_cids
+
+if TYPE_CHECKING:
+    from costmodel.placement import Pred
+
+
+def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]]:
+    """For each node id, the columns whose NDV nothing above that node reads: dropped from its estimate.
+
+    >>> from costmodel.plan import Field, Filter, Scan
+    >>> from costmodel.expr import Call, Column, Literal
+    >>> scan = Scan("s", "t", fields=(Field(1, "a"), Field(2, "b")))
+    >>> plan = Filter("f", Call(">", (Column("a", 1), Literal(1))), scan)
+    >>> ndv_drops(plan, [])
+    {'f': frozenset({1})}
+    """
+    place: dict[str, tuple[int, int, int, str | None]] = {}  # id -> (pre-order index, last below, depth, parent)
+    order: list[Node] = []
+    stack: list[tuple[Node, int, str | None]] = [(skeleton, 0, None)]
+    while stack:
+        node, depth, parent = stack.pop()
+        if node.id in place:  # ids name the places drops apply at: without unique ids, drop nothing
+            return {}
+        place[node.id] = (len(order), len(order), depth, parent)
+        order.append(node)
+        stack.extend((kid, depth + 1, node.id) for kid in reversed(children(node)))
+    for node in reversed(order):  # a subtree is a run of the pre-order after its root
+        first, last, depth, parent = place[node.id]
+        if parent is not None:
+            p_first, p_last, p_depth, p_parent = place[parent]
+            place[parent] = (p_first, max(p_last, last), p_depth, p_parent)
+
+    reads: dict[int, list[str]] = {}  # cid -> ids of the nodes whose estimates read it last
+    kept: set[int] = set()  # read above the root itself: never dropped
+
+    def read(cids: Iterable[int], at: str | None) -> None:
+        if at is None:
+            kept.update(cids)
+            return
+        for cid in cids:
+            reads.setdefault(cid, []).append(at)
+
+    for node in order:
+        for expr in node_expressions(node):
+            read(column_ids(expr), node.id)
+        if isinstance(node, Distinct):
+            read(output_cids(node), node.id)
+        elif isinstance(node, SetOp):  # a union maps its inputs' columns onto its own
+            for kid in node.inputs:
+                read(output_cids(kid), node.id)
+    from costmodel.placement import ABOVE, iter_region  # placement imports the cost model, which imports this
+
+    for pred in preds:
+        for pos in iter_region(pred.root):
+            at = place[pos.node.id][3] if pos.kind == ABOVE else pos.node.id
+            read(column_ids(pos.form), at)
+
+    drops: dict[str, set[int]] = {}
+    for cid, ats in reads.items():
+        if cid in kept:
+            continue
+        points = sorted({place[at] for at in ats}, key=lambda p: p[2])  # highest first
+        top = points[0]
+        if all(top[0] <= p[0] <= top[1] for p in points):  # one path: every reader lies under the highest
+            drops.setdefault(order[top[0]].id, set()).add(cid)
+    return {node_id: frozenset(cids) for node_id, cids in drops.items()}
+
+
+def without(ndv: Mapping[int, float], drop: frozenset[int]) -> Mapping[int, float]:
+    """``ndv`` without the columns of ``drop`` (``ndv`` itself when it holds none of them).
+
+    >>> without({1: 5.0, 2: 7.0}, frozenset({2}))
+    {1: 5.0}
+    """
+    if drop.isdisjoint(ndv):
+        return ndv
+    return {cid: value for cid, value in ndv.items() if cid not in drop}
