@@ -23,7 +23,7 @@ from service.analyzed_tables import (
     tables_in_sql,
     used_statistics,
 )
-from service.answer import DEFAULT_DETAIL, Detail, canonical_json, for_caller, to_json
+from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json, to_json_details
 from service.decision_summary import summarize
 from service.errors import InputError
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
@@ -147,8 +147,7 @@ class OptimizeService:
             dependencies = self._dependencies(request, tables)
             before = cache.generations.snapshot(dependencies) if cache is not None else None
             rest, fingerprints = self._compute(request, tables)
-            full = to_json(rest)[1:]
-            summary = to_json(for_caller(rest, "summary"))[1:]
+            full, summary = (payload[1:] for payload in to_json_details(rest))
             entry = Entry(rest, full, summary, dependencies, fingerprints=fingerprints or ())
             if cache is not None and fingerprints is not None:
                 cache.put(key, entry, before)
