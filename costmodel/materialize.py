@@ -7,7 +7,7 @@ the estimates stop changing (``Materializer.moved``), so a candidate in a large 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from heapq import heappop, heappush
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.plan import Filter, Join, Node, Scan, children, with_children
 from costmodel.positions import ABOVE, ON, SCAN, Position, Pred
+from costmodel.rebuild import replaced
 
 if TYPE_CHECKING:
     from costmodel.cost import RowEstimate
@@ -187,12 +188,9 @@ class Materializer:
         key = (  # built with C-level maps: a filter may hold thousands of conjuncts
             node.id,
             tuple(map(id, kids)),
-            tuple(map(_first, scan_adds)),
-            tuple(map(id, map(_second, scan_adds))),
-            tuple(map(_first, on_adds)),
-            tuple(map(id, map(_second, on_adds))),
-            tuple(map(_first, above)),
-            tuple(map(id, map(_second, above))),
+            _adds_key(scan_adds) if scan_adds else (),
+            _adds_key(on_adds) if on_adds else (),
+            _adds_key(above) if above else (),
             filter_id,
         )
         hit = self._memo.get(key)
@@ -201,11 +199,11 @@ class Materializer:
         new = with_children(node, kids)
         if scan_adds:
             assert isinstance(new, Scan)
-            new = replace(new, filters=new.filters + tuple(map(_second, sorted(scan_adds, key=_first))))
+            new = replaced(new, filters=new.filters + tuple(map(_second, sorted(scan_adds, key=_first))))
         if on_adds:
             assert isinstance(new, Join)
             parts = ([] if new.on is None else conjuncts(new.on)) + list(map(_second, sorted(on_adds, key=_first)))
-            new = replace(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
+            new = replaced(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
         if above:
             forms = list(map(_second, sorted(above, key=_first)))
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)
@@ -243,6 +241,11 @@ def _same_estimate(a: RowEstimate, b: RowEstimate) -> bool:
 
 _first = itemgetter(0)
 _second = itemgetter(1)
+
+
+def _adds_key(adds: Sequence[tuple[int, Expr]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Which predicates, and which objects of their forms: what a memoized node holds besides its inputs."""
+    return tuple(map(_first, adds)), tuple(map(id, map(_second, adds)))
 
 
 def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
