@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import pytest
 
 from costmodel import PlanError
 from costmodel.catalog import _MEMO_ENTRIES, catalog_from_wire
 
-CATALOG = {
+CATALOG: dict[str, Any] = {
     "tables": {
         "t": {
             "columns": [{"name": "a", "type": "int"}, "b"],
