@@ -6,9 +6,13 @@ statistics the service collected). Nothing here does I/O.
 
 from __future__ import annotations
 
+import json  # noqa: F401 - the doctest reads with it
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from costmodel.errors import PlanError
 from costmodel.strict import check_keys
@@ -218,10 +222,67 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
     )
 
 
+#: Catalogs read lately, by their canonical JSON: pipelines send the same catalog with every query, and
+#: reading one (every column's statistics checked) costs as much as a small plan's placement.
+_READ: dict[bytes, Catalog] = {}
+#: At most this many catalogs are kept, each at most ``_MEMO_MAX_BYTES`` of JSON.
+_MEMO_ENTRIES = 32
+_MEMO_MAX_BYTES = 256 * 1024
+_MEMO_LOCK = threading.Lock()
+
+
 def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
-    """Read a wire catalog ``{"tables": {name: {...}}}``; ``None`` is an empty catalog."""
+    """Read a wire catalog ``{"tables": {name: {...}}}``; ``None`` is an empty catalog.
+
+    A catalog read before (the same JSON, keys in any order) is answered from a small memo: a ``Catalog`` is
+    immutable. Anything else is read and checked afresh, so its errors are as without the memo.
+
+    >>> raw = {"tables": {"t": {"columns": ["a"], "row_count": 10}}}
+    >>> catalog_from_wire(raw) is catalog_from_wire(json.loads(json.dumps(raw)))
+    True
+    """
     if raw is None:
         return Catalog()
+    try:
+        key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # keys that are not strings, numpy numbers, or nested deeper than orjson goes
+        return _read_catalog(raw, path)
+    if b"null" in key and not _finite(raw):  # orjson writes NaN and infinities as null too
+        return _read_catalog(raw, path)
+    hit = _READ.get(key)
+    if hit is not None:
+        return hit
+    catalog = _read_catalog(raw, path)
+    if len(key) <= _MEMO_MAX_BYTES:
+        with _MEMO_LOCK:
+            while len(_READ) >= _MEMO_ENTRIES:  # oldest first out
+                del _READ[next(iter(_READ))]
+            _READ[key] = catalog
+    return catalog
+
+
+def _finite(value: Any) -> bool:
+    """Whether every float in ``value`` (dicts and lists, walked without recursion) is finite."""
+    isfinite = math.isfinite
+    stack = [value]
+    push = stack.append
+    while stack:
+        item = stack.pop()
+        for inner in item.values() if type(item) is dict else item:
+            kind = type(inner)
+            if kind is str or kind is int or inner is None:
+                continue
+            if kind is float:
+                if not isfinite(inner):
+                    return False
+            elif isinstance(inner, (dict, list)):
+                push(inner)
+            elif isinstance(inner, float) and not isfinite(inner):
+                return False
+    return True
+
+
+def _read_catalog(raw: Any, path: str) -> Catalog:
     if not isinstance(raw, dict):
         raise PlanError("invalid_catalog", "catalog must be an object", path)
     check_keys(raw, _CATALOG_KEYS, path)

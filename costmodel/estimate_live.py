@@ -21,13 +21,10 @@ only what nobody reads leaves every figure as it was; estimates are smaller.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from costmodel.expr import column_ids
 from costmodel.plan import Distinct, Node, SetOp, children, node_expressions, output_cids
-
-if TYPE_CHECKING:
-    from costmodel.placement import Pred
+from costmodel.positions import ABOVE, Pred, iter_region
 
 
 def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]]:
@@ -74,7 +71,6 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
         elif isinstance(node, SetOp):  # a union maps its inputs' columns onto its own
             for kid in node.inputs:
                 read(output_cids(kid), node.id)
-    from costmodel.placement import ABOVE, iter_region  # placement imports the cost model, which imports this
 
     for pred in preds:
         for pos in iter_region(pred.root):

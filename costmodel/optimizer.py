@@ -105,8 +105,10 @@ def _optimize_subqueries(
     rebuilt: dict[str, Node] = {}
     for node in reversed(list(walk_plan(plan))):  # children before parents
         kids = tuple(rebuilt[k.id] for k in children(node))
-        new = map_expressions(node, fix)
-        if kids != children(node):
+        # compared by identity: a node without a subquery below stays the same object, and nothing is
+        # compared field by field (a tuple of nodes compared with == compares whole subtrees)
+        new = map_expressions(node, fix) if any(map(has_subquery, node_expressions(node))) else node
+        if any(a is not b for a, b in zip(kids, children(node), strict=True)):
             new = with_children(new, kids)
         rebuilt[node.id] = new
     return rebuilt[plan.id], decisions

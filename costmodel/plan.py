@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
 from costmodel.expr import HASHES, Column, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
+from costmodel.rebuild import replaced
 from costmodel.render import TEXTS
 
 
@@ -211,26 +212,26 @@ def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
     """``node`` with ``fn`` applied to every expression it holds (children untouched)."""
 
     def named(items: tuple[NamedExpr, ...]) -> tuple[NamedExpr, ...]:
-        out = tuple(replace(e, expr=fn(e.expr)) for e in items)
+        out = tuple(replaced(e, expr=fn(e.expr)) for e in items)
         return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
 
     if isinstance(node, Scan) and node.filters:
-        return replace(node, filters=tuple(fn(f) for f in node.filters))
+        return replaced(node, filters=tuple(fn(f) for f in node.filters))
     if isinstance(node, Filter):
-        return replace(node, predicate=fn(node.predicate))
+        return replaced(node, predicate=fn(node.predicate))
     if isinstance(node, Project):
-        return replace(node, exprs=named(node.exprs))
+        return replaced(node, exprs=named(node.exprs))
     if isinstance(node, Aggregate):
-        return replace(node, group_by=named(node.group_by), aggregates=named(node.aggregates))
+        return replaced(node, group_by=named(node.group_by), aggregates=named(node.aggregates))
     if isinstance(node, Join) and node.on is not None:
-        return replace(node, on=fn(node.on))
+        return replaced(node, on=fn(node.on))
     if isinstance(node, Sort):
-        return replace(node, keys=tuple(replace(k, expr=fn(k.expr)) for k in node.keys))
+        return replaced(node, keys=tuple(replaced(k, expr=fn(k.expr)) for k in node.keys))
     if isinstance(node, Window):
-        return replace(
+        return replaced(
             node,
             partition_by=tuple(fn(p) for p in node.partition_by),
-            order_by=tuple(replace(k, expr=fn(k.expr)) for k in node.order_by),
+            order_by=tuple(replaced(k, expr=fn(k.expr)) for k in node.order_by),
             functions=named(node.functions),
         )
     return node

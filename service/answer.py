@@ -64,16 +64,19 @@ def finite(value: Any) -> bool:
     """
     isfinite = math.isfinite
     stack = [value]
-    pop, extend = stack.pop, stack.extend
+    pop, push = stack.pop, stack.append
     while stack:
         item = pop()
         kind = type(item)
-        if kind is dict:
-            extend(item.values())
-        elif kind is list or kind is tuple:
-            extend(item)
-        elif kind is not str and isinstance(item, float) and not isfinite(item):  # numpy floats too
-            return False
+        values = item.values() if kind is dict else item if kind is list or kind is tuple else (item,)
+        for value in values:  # strings and ints, most of an answer, are passed over without a push
+            kind = type(value)
+            if kind is str or kind is int or kind is bool or value is None:
+                continue
+            if kind is dict or kind is list or kind is tuple:
+                push(value)
+            elif isinstance(value, float) and not isfinite(value):  # numpy floats too
+                return False
     return True
 
 
@@ -101,6 +104,37 @@ def to_json(answer: Any) -> bytes:
     if b"null" in payload and not finite(answer):
         raise NonFiniteNumber("the answer holds a number JSON cannot carry")
     return payload
+
+
+def to_json_details(answer: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The answer's JSON at ``detail: "full"`` and at ``"summary"``: the bytes of ``to_json(answer)`` and of
+    ``to_json(for_caller(answer, "summary"))``, each top-level value written once for both.
+
+    A value is walked for non-finite numbers only when its own JSON holds a ``null``: the summary's
+    ``inferred`` and ``decided_by`` are often None, and the plan, decisions and trees then need no walk.
+
+    >>> answer = {"summary": [], "decisions": [], "cost": {"before": {"total": 1.0, "nodes": []}}}
+    >>> full, summary = to_json_details(answer)
+    >>> full
+    b'{"summary":[],"decisions":[],"cost":{"before":{"total":1.0,"nodes":[]}}}'
+    >>> summary
+    b'{"summary":[],"cost":{"before":{"total":1.0}}}'
+    """
+    full: list[bytes] = []
+    summary: list[bytes] = []
+    for key, value in answer.items():
+        item = _member(key, value)
+        full.append(item)
+        if key == "cost" and isinstance(value, dict):
+            summary.append(_member(key, for_caller({key: value}, "summary")[key]))
+        elif key not in FULL_ONLY_KEYS:
+            summary.append(item)
+    return b"{" + b",".join(full) + b"}", b"{" + b",".join(summary) + b"}"
+
+
+def _member(key: str, value: Any) -> bytes:
+    """``"key":value`` as ``to_json`` writes it inside an object."""
+    return orjson.dumps(key) + b":" + to_json(value)
 
 
 def _slow_json(value: Any, sort_keys: bool = False) -> bytes:

@@ -23,7 +23,7 @@ from service.analyzed_tables import (
     tables_in_sql,
     used_statistics,
 )
-from service.answer import DEFAULT_DETAIL, Detail, canonical_json, for_caller, to_json
+from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json, to_json_details
 from service.decision_summary import summarize
 from service.errors import InputError
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
@@ -75,13 +75,6 @@ def cache_option(options: dict[str, Any] | None) -> tuple[dict[str, Any] | None,
     return {k: v for k, v in options.items() if k != "cache"}, use
 
 
-def _tables_read(request: OptimizeInput) -> list[str]:
-    """The tables a request reads, as it names them."""
-    if request.sql is not None:
-        return tables_in_sql(request.sql, request.dialect)
-    return tables_in_plan(request.substrait if request.substrait is not None else request.plan)
-
-
 def _resolved_by(name: str, given: dict[str, Any] | None) -> str:
     """``ref`` when the request's catalog named the analyzed table, ``name`` when the service found it by name."""
     tables = given.get("tables") if isinstance(given, dict) else None
@@ -116,7 +109,7 @@ class OptimizeService:
         """
         options, _ = cache_option(request.options)
         request = replace(request, options=options)
-        rest, _ = self._compute(request, _tables_read(request))
+        rest, _ = self._compute(request, self._tables_read(request))
         return {**_head(request, request_id, client_request_id), **rest}
 
     def answer(
@@ -143,12 +136,11 @@ class OptimizeService:
             entry = None if looked_up else cache.get(key)
             status = "hit" if entry is not None else "miss"
         if entry is None:
-            tables = _tables_read(request)
+            tables = self._tables_read(request)
             dependencies = self._dependencies(request, tables)
             before = cache.generations.snapshot(dependencies) if cache is not None else None
             rest, fingerprints = self._compute(request, tables)
-            full = to_json(rest)[1:]
-            summary = to_json(for_caller(rest, "summary"))[1:]
+            full, summary = (payload[1:] for payload in to_json_details(rest))
             entry = Entry(rest, full, summary, dependencies, fingerprints=fingerprints or ())
             if cache is not None and fingerprints is not None:
                 cache.put(key, entry, before)
@@ -185,6 +177,15 @@ class OptimizeService:
             "context": request.context if feedback_on else None,  # feedback is looked up by pipeline and task
         }
         return canonical_json(parts)
+
+    def _tables_read(self, request: OptimizeInput) -> list[str]:
+        """The tables the request reads, as it names them, for the statistics store to fill in; without a store
+        nothing reads them, and SQL is not parsed an extra time to find them."""
+        if self.store is None:
+            return []
+        if request.sql is not None:
+            return tables_in_sql(request.sql, request.dialect)
+        return tables_in_plan(request.substrait if request.substrait is not None else request.plan)
 
     def _dependencies(self, request: OptimizeInput, tables: list[str]) -> tuple[str, ...]:
         """The state the answer reads besides the request: analyzed tables, and feedback per catalog table."""

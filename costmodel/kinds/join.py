@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import PlanError
@@ -12,6 +11,7 @@ from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.join_rows import estimate_join
 from costmodel.kinds.registry import OperatorKind, register
 from costmodel.plan import Field, Join, Node, output_fields
+from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rules.infer_join_keys import column_pairs
 from costmodel.rules.join import push_through_join
@@ -72,7 +72,7 @@ def _children(node: Join) -> tuple[Node, ...]:
 def _with_children(node: Join, kids: Sequence[Node]) -> Node:
     if kids[0] is node.left and kids[1] is node.right:
         return node
-    return replace(node, left=kids[0], right=kids[1])
+    return replaced(node, left=kids[0], right=kids[1])
 
 
 def _fields(node: Any) -> tuple[Field, ...]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import PlanError
 from costmodel.kinds.registry import OperatorKind, register
 from costmodel.kinds.shape import no_equalities, no_expressions, no_scope
 from costmodel.plan import Field, Node, SetOp, output_fields
+from costmodel.rebuild import replaced
 from costmodel.rules.setop import push_through_setop
 from costmodel.wire.names import Namer
 
@@ -63,7 +63,7 @@ def _children(node: SetOp) -> tuple[Node, ...]:
 
 
 def _with_children(node: SetOp, kids: Sequence[Node]) -> Node:
-    return node if all(a is b for a, b in zip(kids, node.inputs, strict=True)) else replace(node, inputs=tuple(kids))
+    return node if all(a is b for a, b in zip(kids, node.inputs, strict=True)) else replaced(node, inputs=tuple(kids))
 
 
 KIND = register(

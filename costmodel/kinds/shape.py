@@ -6,11 +6,11 @@ A kind still names each of these in its ``OperatorKind``; nothing here is a defa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from costmodel.expr import Column, Expr
 from costmodel.plan import Field, NamedExpr, Node, output_fields
+from costmodel.rebuild import replaced
 
 
 class OneInput(Protocol):
@@ -30,7 +30,7 @@ def unary_children(node: OneInput) -> tuple[Node, ...]:
 
 
 def unary_with_children(node: U, kids: Sequence[Node]) -> U:
-    return node if kids[0] is node.input else replace(node, input=kids[0])
+    return node if kids[0] is node.input else replaced(node, input=kids[0])
 
 
 def wire_input(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:

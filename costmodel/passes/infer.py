@@ -11,8 +11,8 @@ from __future__ import annotations
 from costmodel.deadline import check_deadline
 from costmodel.expr import Expr, conjuncts
 from costmodel.passes.work import Work
-from costmodel.placement import ABOVE, SCAN, Position, Pred, build_region, iter_region
 from costmodel.plan import Join, children, walk_plan
+from costmodel.positions import ABOVE, SCAN, Position, Pred, build_region, iter_region
 from costmodel.reasons import Reason
 from costmodel.rules.infer_join_keys import KeyEqualities, infer_across_keys
 from costmodel.rules.join import ON_SIDES, WHERE_SIDES

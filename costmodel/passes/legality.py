@@ -1,7 +1,7 @@
 """Pass 2, legality verdicts: every position each predicate may legally take, and why it stops where it does.
 
 Pure: nothing is rewritten. For each predicate a tree of positions
-(``costmodel.placement.Position``) from where the query put it down through
+(``costmodel.positions.Position``) from where the query put it down through
 each operator whose kind's rule lets it pass (``costmodel.legality``), forking
 at set operations; where a rule refuses, the position records the ``Blocked``
 verdict with its reason.
@@ -10,8 +10,8 @@ verdict with its reason.
 from __future__ import annotations
 
 from costmodel.passes.work import Work
-from costmodel.placement import Position, Pred, build_region
 from costmodel.plan import Node, walk_plan
+from costmodel.positions import Position, Pred, build_region
 
 
 def legality(work: Work) -> None:

@@ -30,8 +30,8 @@ from costmodel.expr import (
 )
 from costmodel.fold import Truth, constant_truth
 from costmodel.passes.work import Work
-from costmodel.placement import ABOVE, ON, Position, Pred
 from costmodel.plan import Filter, Join, Node, children, walk_plan, with_children
+from costmodel.positions import ABOVE, ON, Position, Pred
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
 from costmodel.rules.join import side_of

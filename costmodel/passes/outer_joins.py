@@ -15,8 +15,8 @@ from dataclasses import replace
 from costmodel.deadline import check_deadline
 from costmodel.passes.legality import legality
 from costmodel.passes.work import Work
-from costmodel.placement import ABOVE, iter_region
 from costmodel.plan import Join, Node, children, with_children
+from costmodel.positions import ABOVE, iter_region
 from costmodel.render import to_sql
 from costmodel.rules.outer_to_inner import simplify_outer_join
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from costmodel.cost import CostModel
 from costmodel.estimate_live import ndv_drops
+from costmodel.materialize import Built, Materializer
 from costmodel.passes.work import Work
-from costmodel.placement import ABOVE, ON, SCAN, Built, Materializer, Position, place
+from costmodel.placement import place
 from costmodel.plan import Filter
+from costmodel.positions import ABOVE, ON, SCAN, Position
 
 #: conjunct estimations placement may spend before it places the rest by rule (deepest legal)
 WORK_BUDGET = 400_000

@@ -13,8 +13,8 @@ from costmodel.cost import CostModel, NodeCost
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
 from costmodel.passes.work import Work
-from costmodel.placement import ON, SCAN, Position, Pred
 from costmodel.plan import Filter, Join
+from costmodel.positions import ON, SCAN, Position, Pred
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
 from costmodel.result import OptimizeResult

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
+from costmodel.materialize import Materializer, placements_of
 from costmodel.passes.work import Work
-from costmodel.placement import ABOVE, Materializer, Pred, placements_of
 from costmodel.plan import IdAllocator, Node, walk_plan
+from costmodel.positions import ABOVE, Pred
 from costmodel.scan_access import ScanAccess
 
 #: Filter ids minted so far in one request, across the outer plan and every subquery plan (each is

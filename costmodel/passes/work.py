@@ -8,8 +8,8 @@ from typing import Any
 from costmodel.catalog import Catalog
 from costmodel.cost import CostModel
 from costmodel.options import Options
-from costmodel.placement import Pred
 from costmodel.plan import Node
+from costmodel.positions import Pred
 from costmodel.scan_access import ScanAccess
 
 

@@ -6,7 +6,7 @@ from costmodel.explain import explain
 from costmodel.kinds.registry import kind_of
 from costmodel.passes import Work
 from costmodel.passes.report import report
-from costmodel.placement import ON, SCAN, Position
+from costmodel.positions import ON, SCAN, Position
 from costmodel.render import to_sql
 
 

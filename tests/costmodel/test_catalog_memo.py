@@ -1,0 +1,69 @@
+"""The catalog memo: a catalog read before is not read again, and nothing else changes.
+
+``catalog_from_wire`` keys read catalogs by their canonical JSON. orjson writes NaN and infinities as
+``null``, so a catalog holding one must never meet the entry of a catalog holding ``null`` there; an invalid
+catalog is refused every time it comes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from costmodel import PlanError
+from costmodel.catalog import _MEMO_ENTRIES, catalog_from_wire
+
+CATALOG: dict[str, Any] = {
+    "tables": {
+        "t": {
+            "columns": [{"name": "a", "type": "int"}, "b"],
+            "row_count": 1000,
+            "column_stats": {"a": {"ndv": 10, "min": None, "max": 9.5}, "b": {"ndv": 3}},
+        }
+    }
+}
+
+
+def test_the_same_catalog_in_any_key_order_is_read_once() -> None:
+    first = catalog_from_wire(CATALOG)
+    reordered = json.loads(json.dumps(CATALOG, sort_keys=True))
+    reordered["tables"]["t"] = dict(reversed(list(reordered["tables"]["t"].items())))
+    assert catalog_from_wire(reordered) is first
+    assert first.tables["t"].column_stats["a"].max == 9.5
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_a_non_finite_number_never_meets_the_entry_of_a_null(bad: float) -> None:
+    with_null = catalog_from_wire(CATALOG)
+    odd = copy.deepcopy(CATALOG)
+    odd["tables"]["t"]["column_stats"]["a"]["min"] = bad
+    read = catalog_from_wire(odd)
+    assert read is not with_null
+    assert read.tables["t"].column_stats["a"].min is bad
+
+
+def test_an_invalid_catalog_is_refused_every_time() -> None:
+    bad = copy.deepcopy(CATALOG)
+    bad["tables"]["t"]["row_count"] = -1
+    for _ in range(2):
+        with pytest.raises(PlanError) as error:
+            catalog_from_wire(bad)
+        assert error.value.path == "$.catalog.tables.t.row_count"
+
+
+def test_a_changed_statistic_is_a_different_catalog() -> None:
+    changed = copy.deepcopy(CATALOG)
+    changed["tables"]["t"]["column_stats"]["b"]["ndv"] = 4
+    assert catalog_from_wire(changed).tables["t"].column_stats["b"].ndv == 4
+    assert catalog_from_wire(CATALOG).tables["t"].column_stats["b"].ndv == 3
+
+
+def test_the_memo_is_bounded() -> None:
+    from costmodel import catalog as module
+
+    for n in range(_MEMO_ENTRIES * 2):
+        catalog_from_wire({"tables": {f"t{n}": {"columns": ["a"]}}})
+    assert len(module._READ) <= _MEMO_ENTRIES
