@@ -25,6 +25,8 @@ def _common_prefix(a: Sequence[T], b: Sequence[T], limit: int) -> int:
     """The length of the longest common prefix of ``a`` and ``b`` (at most ``limit``), by binary search."""
     if a[:limit] == b[:limit]:
         return limit
+    if limit > 1 and a[: limit - 1] == b[: limit - 1]:  # the usual: the same cut but for the position tried
+        return limit - 1
     low, high = 0, limit  # a[:low] == b[:low], a[:high] != b[:high]
     while high - low > 1:
         middle = (low + high) // 2
