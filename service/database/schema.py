@@ -176,6 +176,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "history: each answer's rule-based baseline cost (NULL: recorded before baselines), for savings against it",
         "ALTER TABLE optimizations ADD COLUMN cost_baseline DOUBLE PRECISION",
     ),
+    Migration.portable(
+        8,
+        "analyze jobs: the process that runs each (host:pid), so a restart can fail the jobs a killed one left",
+        "ALTER TABLE analyze_jobs ADD COLUMN owner TEXT",
+    ),
 )
 
 check_order(MIGRATIONS)
