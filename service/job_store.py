@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 _COLUMNS = tuple(f.name for f in fields(Job))
 _TIMESTAMPS = frozenset({"created_at", "started_at", "finished_at"})
 _FINISHED = "('succeeded', 'failed')"
-#: A job owned by another host counts as abandoned when it has not changed for this long (seconds): progress
-#: updates come every few seconds while an analyze runs, so an hour without one means its process is gone.
+#: A job owned by another host counts as abandoned when it has not changed for this long (seconds): a running
+#: analyze updates its job at every stage, so an hour without one means its process is gone.
 STALE_AFTER_S = 3600.0
 
 
