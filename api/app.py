@@ -87,6 +87,7 @@ def _stop_background_work_at_shutdown(app: FastAPI) -> None:
     async def lifespan(app_: Any) -> AsyncIterator[Any]:
         if app.state.heavy_pool is not None and app.state.settings.prestart_heavy_workers:
             app.state.heavy_pool.warm()
+        await run_in_threadpool(app.state.jobs.fail_abandoned)  # analyze jobs a killed process left running
         async with previous(app_) as state:
             # Started: what exists now (modules, the app) lives as long as the process. Frozen, the collector
             # stops scanning it on every full collection, a pause that grew with the heap (issue 19's p99).

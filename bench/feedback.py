@@ -5,7 +5,7 @@
 TPC-H at ``--scale`` (tpchgen-cli Parquet in ``bench/.data/tpch-sf<scale>/``, shared with bench/spark_e2e.py) is
 analyzed by the service's own analyze job with a ``--sample-rows`` sample per table. A pipeline of WORKLOAD
 queries, each a task, then runs ``--runs`` times through the service and the runner with feedback
-(``service.feedback.runner.run_and_report``: the answer's Spark SQL into Spark's ``noop`` sink, the counts read
+(``pushdown_client.feedback.runner.run_and_report``: the answer's Spark SQL into Spark's ``noop`` sink, the counts read
 from Spark's status store and posted to ``/feedback/{request_id}``). Each predicate defeats the sample in its own
 way: correlated dates too rare for the sample to see together (so the estimate multiplies marginals), LIKE over
 text the sample barely sees, a rare tail of a skewed price; ``shifting`` tasks move their literal every run, as a
@@ -116,7 +116,7 @@ def run_pipeline(
     spark: Any, http: Any, runs: int, catalog: dict[str, Any], resolved: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """``catalog`` as requests send it (refs); ``resolved``: with the statistics, which vouch for NULL-free keys."""
-    from service.feedback.runner import run_and_report
+    from pushdown_client.feedback.runner import run_and_report
 
     for task, (_, _, query, _) in WORKLOAD.items():  # warm-up, untimed: the first run is not paying for JIT
         spark.sql(query.format(p=predicate_for(task, 0))).write.format("noop").mode("overwrite").save()

@@ -25,9 +25,10 @@ What it does, and why:
   (``POST /feedback/{request_id}``, see docs/feedback.md): the action waits only while Spark's plan graphs are
   copied out (a few py4j calls); mapping and sending happen on a background thread, which finishes its queue
   before the interpreter exits. ``run.actual`` waits for that and says what was counted and what could not be
-  mapped. Feedback never fails the action: a failure to read or send it is logged. Reading Spark's counts
-  is the service's code (``service.feedback``): where only this client is installed (an orchestrator's
-  environment), actions run the same and no feedback is sent.
+  mapped. Feedback never fails the action: a failure to read or send it is logged. Reading and sending the
+  counts is ``pushdown_client.feedback`` (standard library and PySpark), so it works where only this client is
+  installed (an orchestrator's environment); the service stores and learns from them. Before a process exits
+  on its own terms (``os._exit``, as some task runners do), wait with ``run.actual`` or ``flush_feedback()``.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameWriter, Row, SparkSession
     from pyspark.sql.types import DataType
 
-    from service.feedback.mapping import ActualRows
-    from service.feedback.runner import SentFeedback
+    from pushdown_client.feedback.mapping import ActualRows
+    from pushdown_client.feedback.runner import SentFeedback
 
 logger = logging.getLogger(__name__)
 #: how long ``SparkRun.actual`` waits for the feedback thread (seconds)
@@ -126,7 +127,7 @@ class SparkRun:
         if not self._reports():
             with self.settings():
                 return action()
-        from service.feedback.runner import observed, start_feedback
+        from pushdown_client.feedback.runner import observed, start_feedback
 
         with self.settings(), observed(self.spark, self.answer) as run:
             result = action()
@@ -152,18 +153,7 @@ class SparkRun:
             and hasattr(self.spark, "_jsparkSession")
             and self.answer.get("spark") is not None
             and "request_id" in self.answer
-            and _feedback_installed()
         )
-
-
-def _feedback_installed() -> bool:
-    """Whether the service's feedback code is importable here (it is not where only the client is installed)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("service.feedback.runner") is not None
-    except ImportError:  # no ``service`` package at all
-        return False
 
 
 def _log_failure(request_id: Any, done: Future[SentFeedback]) -> None:

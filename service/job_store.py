@@ -1,8 +1,10 @@
 """Analyze jobs' state in the service's database, so every worker and replica on it answers ``GET /jobs/{id}``.
 
 The process that accepted a job runs it (``service.jobs.JobRunner``) and writes each change here; any process
-reads it. The table is ``analyze_jobs`` (``service.database.schema``, migration 6). A process that dies while
-its job runs leaves that job ``running``: its state says when it was last updated (``updated_at``).
+reads it. The table is ``analyze_jobs`` (``service.database.schema``, migrations 6 and 8). A process that dies
+while its job runs leaves that job ``running``; each job records its process (``owner``, ``host:pid``), so the
+next start-up (``fail_abandoned``) marks it failed with the reason: on this host when that process is gone, on
+another host when the job has not changed for ``STALE_AFTER_S`` (that process cannot be asked from here).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import os
+import socket
 from collections.abc import Iterator
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
@@ -24,6 +28,49 @@ if TYPE_CHECKING:
 _COLUMNS = tuple(f.name for f in fields(Job))
 _TIMESTAMPS = frozenset({"created_at", "started_at", "finished_at"})
 _FINISHED = "('succeeded', 'failed')"
+#: A job owned by another host counts as abandoned when it has not changed for this long (seconds): a running
+#: analyze updates its job at every stage, so an hour without one means its process is gone.
+STALE_AFTER_S = 3600.0
+
+
+def this_process() -> str:
+    """``host:pid`` of this process, the ``owner`` of the jobs it accepts."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with ``pid`` runs on this host (it may be another that reused the number: then kept)."""
+    if pid == os.getpid():
+        return False  # this process is starting: it runs no job yet, so the number was reused from a dead one
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def abandoned_reason(owner: str | None, idle_s: float, stale_after_s: float = STALE_AFTER_S) -> str | None:
+    """Why an unfinished job's process is gone, or None while it may still run it.
+
+    >>> abandoned_reason("elsewhere:1", 60.0) is None
+    True
+    >>> abandoned_reason("elsewhere:1", 7200.0)  # doctest: +ELLIPSIS
+    'the job has not changed for 120 min; ... on elsewhere is presumed stopped; run it again'
+    """
+    host, _, pid = (owner or "").rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        if _alive(int(pid)):
+            return None
+        return f"the service process that ran this job (pid {pid} on {host}) stopped before it finished; run it again"
+    if idle_s < stale_after_s:
+        return None
+    where = f" on {host}" if host else ""
+    return (
+        f"the job has not changed for {idle_s / 60:.0f} min; the service process that ran it{where} is presumed "
+        "stopped; run it again"
+    )
 
 
 def _iso(value: Any) -> str | None:
@@ -91,11 +138,15 @@ class DatabaseJobStates:
 
     def add(self, job: Job) -> None:
         """Insert ``job``; forget the oldest finished jobs beyond ``MAX_FINISHED_JOBS``."""
-        columns = ", ".join((*_COLUMNS, "updated_at"))
-        marks = ", ".join("?" * (len(_COLUMNS) + 1))
+        columns = ", ".join((*_COLUMNS, "updated_at", "owner"))
+        marks = ", ".join("?" * (len(_COLUMNS) + 2))
         values = tuple(self._value(c, getattr(job, c)) for c in _COLUMNS)
         with self._transaction() as cursor:
-            self._execute(cursor, f"INSERT INTO analyze_jobs ({columns}) VALUES ({marks})", (*values, self._now()))
+            self._execute(
+                cursor,
+                f"INSERT INTO analyze_jobs ({columns}) VALUES ({marks})",
+                (*values, self._now(), this_process()),
+            )
             self._execute(
                 cursor,
                 f"DELETE FROM analyze_jobs WHERE state IN {_FINISHED} AND id NOT IN (SELECT id FROM analyze_jobs "
@@ -139,3 +190,28 @@ class DatabaseJobStates:
         with self._transaction() as cursor:
             rows = self._execute(cursor, "SELECT state, COUNT(*) FROM analyze_jobs GROUP BY state").fetchall()
         return {str(state): int(n) for state, n in rows}
+
+    def fail_abandoned(self, stale_after_s: float = STALE_AFTER_S) -> list[Job]:
+        """Mark failed the ``queued``/``running`` jobs whose process is gone (``abandoned_reason``); returns them."""
+        if not self._exists():
+            return []
+        now = dt.datetime.now(dt.UTC)
+        with self._transaction() as cursor:
+            rows = self._execute(
+                cursor, "SELECT id, owner, updated_at FROM analyze_jobs WHERE state IN ('queued', 'running')"
+            ).fetchall()
+            failed = []
+            for job_id, owner, updated_at in rows:
+                changed = dt.datetime.fromisoformat(updated_at) if isinstance(updated_at, str) else updated_at
+                reason = abandoned_reason(owner, (now - changed).total_seconds(), stale_after_s)
+                if reason is None:
+                    continue
+                done = self._execute(
+                    cursor,
+                    "UPDATE analyze_jobs SET state = 'failed', error = ?, finished_at = ?, updated_at = ? "
+                    "WHERE id = ? AND state IN ('queued', 'running')",
+                    (reason, self._backend.timestamp(now), self._backend.timestamp(now), job_id),
+                )
+                if done.rowcount == 1:
+                    failed.append(str(job_id))
+        return [job for job in map(self.get, failed) if job is not None]

@@ -110,6 +110,10 @@ class JobStates(Protocol):
 
     def counts(self) -> dict[str, int]: ...
 
+    def fail_abandoned(self) -> list[Job]:
+        """Mark failed, with the reason, the unfinished jobs whose process is gone; returns them."""
+        ...
+
 
 class MemoryJobStates:
     """Job state in this process only (no database configured, and tests)."""
@@ -144,6 +148,10 @@ class MemoryJobStates:
             counts[job.state] = counts.get(job.state, 0) + 1
         return counts
 
+    def fail_abandoned(self) -> list[Job]:
+        """Nothing to do: memory does not outlive its process."""
+        return []
+
 
 #: What a job that never ran reports when its service stopped first.
 STOPPED_BEFORE_START = "the service stopped before the job started; submit it again"
@@ -168,6 +176,17 @@ class JobRunner:
 
     def get(self, job_id: str) -> Job | None:
         return self.states.get(job_id)
+
+    def fail_abandoned(self) -> list[Job]:
+        """At start-up: jobs a killed process left ``queued``/``running`` are marked failed with the reason."""
+        try:
+            abandoned = self.states.fail_abandoned()
+        except Exception:  # a start-up without its database still serves; GET /jobs shows the old state
+            logger.exception("could not check for jobs a stopped process left unfinished")
+            return []
+        for job in abandoned:
+            logger.warning("analyze job %s (%s) marked failed: %s", job.id, job.target, job.error)
+        return abandoned
 
     def jobs(self) -> list[Job]:
         return self.states.jobs()

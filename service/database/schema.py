@@ -121,6 +121,54 @@ def _feedback_tables(timestamp: str) -> tuple[str, ...]:
     )
 
 
+_FEEDBACK_VERSIONS = """CREATE TABLE feedback_versions (
+    table_name TEXT PRIMARY KEY,
+    version BIGINT NOT NULL
+)"""
+_FILL_FEEDBACK_VERSIONS = (
+    "INSERT INTO feedback_versions (table_name, version) "
+    "SELECT table_name, COUNT(*) FROM feedback_observations GROUP BY table_name"
+)
+_BUMP = (
+    "INSERT INTO feedback_versions (table_name, version) VALUES ({row}.table_name, 1) "
+    "ON CONFLICT (table_name) DO UPDATE SET version = feedback_versions.version + 1"
+)
+
+
+def _feedback_versions_sqlite() -> tuple[str, ...]:
+    """A version per table, bumped by a trigger on every insert and delete of its observations (the history's
+    retention deletes them by cascade, which fires triggers too), so the request cache's probe reads one small
+    table instead of counting the observations every second."""
+    return (
+        _FEEDBACK_VERSIONS,
+        _FILL_FEEDBACK_VERSIONS,
+        "CREATE TRIGGER feedback_versions_insert AFTER INSERT ON feedback_observations "
+        f"BEGIN {_BUMP.format(row='NEW')}; END",
+        "CREATE TRIGGER feedback_versions_delete AFTER DELETE ON feedback_observations "
+        f"BEGIN {_BUMP.format(row='OLD')}; END",
+    )
+
+
+def _feedback_versions_postgres() -> tuple[str, ...]:
+    """As ``_feedback_versions_sqlite``, with PostgreSQL's trigger function."""
+    return (
+        _FEEDBACK_VERSIONS,
+        _FILL_FEEDBACK_VERSIONS,
+        f"""CREATE FUNCTION feedback_versions_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        {_BUMP.format(row="OLD")};
+    ELSE
+        {_BUMP.format(row="NEW")};
+    END IF;
+    RETURN NULL;
+END
+$$""",
+        "CREATE TRIGGER feedback_versions_bump AFTER INSERT OR DELETE ON feedback_observations "
+        "FOR EACH ROW EXECUTE FUNCTION feedback_versions_bump()",
+    )
+
+
 def _analyze_jobs_table(timestamp: str) -> tuple[str, ...]:
     """Analyze jobs' state (service/job_store.py), so that any worker or replica answers ``GET /jobs/{id}``."""
     return (
@@ -175,6 +223,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         7,
         "history: each answer's rule-based baseline cost (NULL: recorded before baselines), for savings against it",
         "ALTER TABLE optimizations ADD COLUMN cost_baseline DOUBLE PRECISION",
+    ),
+    Migration.portable(
+        8,
+        "analyze jobs: the process that runs each (host:pid), so a restart can fail the jobs a killed one left",
+        "ALTER TABLE analyze_jobs ADD COLUMN owner TEXT",
+    ),
+    Migration(
+        9,
+        "feedback: a version per table, bumped by triggers, for the request cache's cheap probe",
+        sqlite=_feedback_versions_sqlite(),
+        postgres=_feedback_versions_postgres(),
     ),
 )
 

@@ -7,7 +7,9 @@ CASCADE``, so the history's retention removes feedback with its record:
 - ``feedback_observations``: per scan with filters, the observed selectivity of its predicates, keyed by table and
   normalized predicate (and by pipeline task and predicate template), which the next ``/optimize`` reads.
 
-The tables come from the shared schema (service/database/schema.py, migration 5), applied on first use.
+The tables come from the shared schema (service/database/schema.py, migration 5), applied on first use;
+``feedback_versions`` (migration 9) holds a version per table that triggers bump on every change of its
+observations, which is all the request cache's probe reads.
 """
 
 from __future__ import annotations
@@ -98,13 +100,12 @@ class FeedbackStore:
 
     # ------------------------------------------------------------ reads
 
-    def state(self) -> dict[str, tuple[int, str]]:
-        """Per table: how many observations and the newest one's time; changes with every post, retention
-        delete or replacement on that table, by any process (the request cache's probe)."""
-        rows = self._query(
-            "SELECT table_name, COUNT(*), MAX(observed_at) FROM feedback_observations GROUP BY table_name"
-        )
-        return {str(r[0]): (int(r[1]), str(r[2])) for r in rows}
+    def state(self) -> dict[str, int]:
+        """Per table, a version that changes with every post, retention delete or replacement of its
+        observations, by any process (the request cache's probe, every second). Triggers keep it
+        (``feedback_versions``, migration 9): a read of one row per table, however many observations there are."""
+        rows = self._query("SELECT table_name, version FROM feedback_versions")
+        return {str(r[0]): int(r[1]) for r in rows}
 
     def get(self, request_id: str) -> dict[str, Any] | None:
         """``{"received_at", "nodes"}`` of a request's feedback, or None."""

@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pushdown_client.feedback.mapping import walk
 from service.errors import InputError
 from service.feedback.learning import FeedbackSource, observations_from
-from service.feedback.mapping import walk
 from service.feedback.store import FeedbackStore
 from service.history import HistoryRecorder
 from service.statistics import StatisticsStore, resolve_catalog

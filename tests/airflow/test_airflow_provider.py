@@ -20,7 +20,14 @@ import pytest
 from tests.airflow.conftest import ROOT, clean_env
 
 #: Every module of the provider's suite must run and pass: a collection error or a skip is a failure here.
-REQUIRED_MODULES = {"test_example_dag", "test_hook", "test_operator", "test_provider", "test_trigger"}
+REQUIRED_MODULES = {
+    "test_example_dag",
+    "test_hook",
+    "test_operator",
+    "test_provider",
+    "test_spark_sql_operator",
+    "test_trigger",
+}
 
 
 def _outcomes(junit: Path) -> dict[str, str]:
@@ -55,3 +62,4 @@ def test_provider_suite_passes_in_real_airflow(airflow_python: Path, tmp_path: P
     ran = {name.partition("::")[0] for name in outcomes}
     assert ran >= REQUIRED_MODULES, f"modules that did not run: {sorted(REQUIRED_MODULES - ran)}"
     assert "test_example_dag::test_example_dag_optimizes_then_counts_rows_on_spark" in outcomes
+    assert "test_spark_sql_operator::test_the_run_sends_actual_rows_to_the_history_record" in outcomes

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from pushdown_client.feedback.graph import ROWS_METRIC, SparkGraph, SparkNode
+from pushdown_client.feedback.mapping import walk
+from pushdown_client.feedback.spark import _iterate, _rows, actual_rows, observe
 from service.client import PushdownClient
-from service.feedback.graph import ROWS_METRIC, SparkGraph, SparkNode
-from service.feedback.mapping import walk
-from service.feedback.spark import _iterate, _rows, actual_rows, observe
 from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
 from service.spark_runner import run_sql
@@ -141,8 +141,8 @@ def test_queued_sends_finish_before_the_interpreter_exits(tmp_path: Path) -> Non
     script = textwrap.dedent(
         f"""
         import time
-        from service.feedback.runner import SentFeedback, feedback_thread
-        from service.feedback.mapping import ActualRows
+        from pushdown_client.feedback.runner import SentFeedback, feedback_thread
+        from pushdown_client.feedback.mapping import ActualRows
 
         def send(i):
             def work():

@@ -9,10 +9,10 @@ import pytest
 
 MODULES = [
     "service.feedback.annotate",
-    "service.feedback.graph",
+    "pushdown_client.feedback.graph",
     "service.feedback.keys",
-    "service.feedback.mapping",
-    "service.feedback.spark",
+    "pushdown_client.feedback.mapping",
+    "pushdown_client.feedback.spark",
     "service.feedback.use_case",
 ]
 

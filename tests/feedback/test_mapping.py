@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from service.feedback.graph import SparkGraph, TableSource, attribute_names, not_null_column, split_conjuncts
-from service.feedback.mapping import map_actuals, never_null_columns, same_predicates
+from pushdown_client.feedback.graph import SparkGraph, TableSource, attribute_names, not_null_column, split_conjuncts
+from pushdown_client.feedback.mapping import map_actuals, never_null_columns, same_predicates
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

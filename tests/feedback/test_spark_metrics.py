@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from service.feedback.mapping import walk
-from service.feedback.spark import actual_rows, observe
+from pushdown_client.feedback.mapping import walk
+from pushdown_client.feedback.spark import actual_rows, observe
 from service.optimize import OptimizeInput, OptimizeService
 from tests.feedback.conftest import CATALOG, Tables, register
 

@@ -3,14 +3,16 @@ runner, so a declared expensive UDF the service keeps above a selective join run
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections import Counter
 
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 from airflow.sdk.exceptions import AirflowFailException
-from conftest import task_states, xcom
+from conftest import TOKEN, task_states, xcom
 from pushdown_airflow.spark_sql import write_target
-from spark_world import CALLS, JOINED, SQL, session_with_udf
+from spark_world import CALLS, JOINED, ORDERS, SQL, session_with_udf
 
 
 def _run(dag_id: str, **kwargs):
@@ -50,6 +52,37 @@ def test_counts_rows_without_a_write_target(airflow_db, service_url, spark):
     session_with_udf({})
     assert summary["rows"] == spark.sql(SQL).count() > 0
     assert "written_to" not in summary
+
+
+def test_the_run_sends_actual_rows_to_the_history_record(airflow_db, service_url, spark, tmp_path):
+    """After the task, the service's history record of its request holds Spark's own counts per plan node."""
+    dag_run = _run("spark_sql_feedback", run_conf={"data": str(tmp_path / "data")})
+    assert task_states(dag_run) == {"run": "success"}
+    summary = xcom(dag_run, "run")
+    assert summary["feedback"]["nodes"] >= 1, summary["feedback"]
+    record = _get(service_url, f"/api/optimizations/{summary['request_id']}")
+    actual = {n["id"]: n["actual_rows"] for n in record["feedback"]["nodes"] if n["actual_rows"] is not None}
+    assert len(actual) == summary["feedback"]["nodes"]
+    # The counts are the truth, computed by Spark on the same data: the filtered customer scan, the orders
+    # scan, the join below the kept UDF, the UDF's filter; every count sent is one of them.
+    session_with_udf({})
+    truths = {
+        "customers": spark.sql(
+            "SELECT count(*) FROM customer WHERE c_mktsegment = 'BUILDING' AND c_nationkey = 5"
+        ).first()[0],
+        "orders": ORDERS,
+        "joined": spark.sql(JOINED).first()[0],
+        "result": spark.sql(SQL).count(),
+    }
+    assert truths["customers"] in actual.values(), (actual, truths)
+    assert set(actual.values()) <= set(truths.values()), (actual, truths)
+    assert all(n["q_error"] >= 1 for n in record["feedback"]["nodes"] if n["actual_rows"] is not None)
+
+
+def _get(base_url: str, path: str) -> dict:
+    request = urllib.request.Request(f"{base_url}{path}", headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.load(response)
 
 
 def test_a_4xx_fails_the_task_without_retrying(airflow_db, service_url):

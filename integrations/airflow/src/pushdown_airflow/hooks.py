@@ -14,12 +14,17 @@ type and the Spark runner are the client's, not a copy.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowException
 
 from pushdown_client import PushdownClient, PushdownError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from pushdown_client.spark_runner import SparkRun
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 
@@ -76,6 +81,16 @@ class PushdownHook(BaseHook):
     def optimize(self, request: dict[str, Any]) -> dict[str, Any]:
         """Posts one ``/optimize`` body; returns the answer, or raises ``PushdownError``."""
         return dict(self.get_conn().optimize_body(request))
+
+    def run_sql(self, spark: SparkSession, sql: str, **kwargs: Any) -> SparkRun:
+        """``pushdown_client.spark_runner.run_sql`` with this connection's client (keywords as there).
+
+        Each action of the returned run sends Spark's actual rows back to the service (``feedback=False`` turns it
+        off); ``run.actual`` waits for that send, which a task should do before it ends.
+        """
+        from pushdown_client.spark_runner import run_sql
+
+        return run_sql(spark, sql, client=self.get_conn(), **kwargs)
 
     def health(self) -> dict[str, Any]:
         return self.get_conn().health()

@@ -20,6 +20,8 @@ The run is the client's Spark runner (``pushdown_client.spark_runner.run_sql``):
 session, with its barriers so that Spark's own optimizer keeps each predicate where the service put it, the
 answer's settings (rarely any) held only while the action runs, and the original query's column names, order
 and types. The task's XCom is the optimize summary plus what ran: the row count (no ``write_to``) or where it wrote.
+After the action the runner sends Spark's actual rows per node to ``POST /feedback/{request_id}`` (the next run's
+estimates learn from them); the task waits for that send before it ends.
 """
 
 from __future__ import annotations
@@ -73,6 +75,19 @@ def write_target(write_to: Mapping[str, Any] | None) -> tuple[str, str] | None:
     return targets[0], str(write_to[targets[0]])
 
 
+def sent_feedback(run: SparkRun) -> dict[str, Any] | None:
+    """What the action's feedback sent (waits for the send: the task's process may end right after ``execute``).
+
+    None when nothing was sent (``feedback=False``, or the send failed: the runner logged why).
+    """
+    if run.sent is None:
+        return None
+    actual = run.actual
+    if actual is None:
+        return None
+    return {"nodes": len(actual.nodes), "unmapped": dict(actual.unmapped)}
+
+
 class PushdownSparkSqlOperator(BaseOperator):
     """Optimizes ``sql`` and runs the answer on Spark through the client's runner; returns the summary and the run.
 
@@ -85,6 +100,9 @@ class PushdownSparkSqlOperator(BaseOperator):
         without it, the task counts the rows.
     :param context: how the dashboard groups this run; defaults to the DAG, task and run ids (templated).
     :param options: ``{"mode": "cost" | "always" | "never", ...}``.
+    :param feedback: send Spark's actual rows per plan node back to the service after the action (default on);
+        the task waits for that send, and XCom's ``feedback`` says how many nodes were counted and why others
+        were not.
     A 4xx answer fails the task without retries (the request is wrong); a 5xx or a network error may retry.
     """
 
@@ -103,6 +121,7 @@ class PushdownSparkSqlOperator(BaseOperator):
         write_to: dict[str, Any] | str | None = None,
         context: dict[str, str] | None = None,
         options: dict[str, Any] | None = None,
+        feedback: bool = True,
         pushdown_conn_id: str = PushdownHook.default_conn_name,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         **kwargs: Any,
@@ -115,21 +134,20 @@ class PushdownSparkSqlOperator(BaseOperator):
         self.write_to = write_to
         self.context = context
         self.options = options
+        self.feedback = feedback
         self.pushdown_conn_id = pushdown_conn_id
         self.timeout = timeout
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from pushdown_client.spark_runner import run_sql
-
         write_to = json_field("write_to", self.write_to)
         target = write_target(write_to)
         spark = self.spark_session(context)
-        client = PushdownHook(self.pushdown_conn_id, timeout=self.timeout).get_conn()
+        hook = PushdownHook(self.pushdown_conn_id, timeout=self.timeout)
         try:
-            run = run_sql(
+            run = hook.run_sql(
                 spark,
                 self.sql,
-                client=client,
+                feedback=self.feedback,
                 catalog=json_field("catalog", self.catalog),
                 functions=json_field("functions", self.functions),
                 options=self.options,
@@ -153,6 +171,7 @@ class PushdownSparkSqlOperator(BaseOperator):
             assert write_to is not None
             WRITES[kind](run, where, write_to)
             result["written_to"] = {kind: where}
+        result["feedback"] = sent_feedback(run)
         self.log.info(
             "pushdown request %s ran on Spark with %d barrier(s): %s",
             result["request_id"],

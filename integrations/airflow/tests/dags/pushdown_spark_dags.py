@@ -7,7 +7,7 @@ from datetime import datetime
 
 from airflow.sdk import DAG
 from pushdown_airflow.spark_sql import PushdownSparkSqlOperator
-from spark_world import CATALOG, FUNCTIONS, SQL, session_with_udf
+from spark_world import CATALOG, FUNCTIONS, SQL, session_on_parquet, session_with_udf
 
 with DAG("spark_sql_to_parquet", schedule=None, start_date=datetime(2026, 1, 1), params={"out": ""}) as _dag:
     PushdownSparkSqlOperator(
@@ -32,4 +32,9 @@ with DAG("spark_sql_bad", schedule=None, start_date=datetime(2026, 1, 1)) as _da
         spark_session=session_with_udf,
         retries=3,
         functions={"expensive_check": {"cost": -1}},
+    )
+
+with DAG("spark_sql_feedback", schedule=None, start_date=datetime(2026, 1, 1), params={"data": ""}) as _dag:
+    PushdownSparkSqlOperator(
+        task_id="run", sql=SQL, catalog=CATALOG, functions=FUNCTIONS, spark_session=session_on_parquet
     )

@@ -88,3 +88,17 @@ def session_with_udf(context: Any):
 
     spark.udf.register("expensive_check", check, BooleanType())
     return spark
+
+
+def session_on_parquet(context: Any):
+    """A pipeline's session: the same tables written once as Parquet under ``params.data``, read as views."""
+    from pathlib import Path
+
+    spark = session_with_udf(context)
+    root = Path(context["params"]["data"])
+    for name, (schema, rows) in tables().items():
+        path = root / name
+        if not path.exists():
+            spark.createDataFrame(rows, schema).coalesce(1).write.parquet(str(path))
+        spark.read.parquet(str(path)).createOrReplaceTempView(name)
+    return spark

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.feedback.graph import (
+from pushdown_client.feedback.graph import (
     SparkGraph,
     SparkNode,
     TableSource,

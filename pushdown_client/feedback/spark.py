@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from service.feedback.graph import ROWS_METRIC, SparkGraph, SparkNode, TableSource, merge
-from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
+from pushdown_client.feedback.graph import ROWS_METRIC, SparkGraph, SparkNode, TableSource, merge
+from pushdown_client.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

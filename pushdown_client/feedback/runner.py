@@ -1,9 +1,9 @@
 """Close the loop after a run: copy Spark's counts out, then map and send them off the caller's thread.
 
 What the caller waits for is only what needs Spark: Spark's listener bus catching up, and the run's plan graphs
-copied out of the JVM as JSON (a few py4j calls, ``service.feedback.spark``). Mapping the counts onto the answer's
-plan and ``POST /feedback/{request_id}`` happen on one background thread (``FeedbackThread``), in the order the
-runs ended, so the action returns at once. Nothing queued is lost at exit: the thread is a
+copied out of the JVM as JSON (a few py4j calls, ``pushdown_client.feedback.spark``). Mapping the counts onto
+the answer's plan and ``POST /feedback/{request_id}`` happen on one background thread (``FeedbackThread``), in
+the order the runs ended, so the action returns at once. Nothing queued is lost at exit: the thread is a
 ``concurrent.futures`` worker, which Python lets finish its queue before the interpreter (and PySpark's own
 exit hooks) shut down; nothing it does needs Spark, so a ``spark.stop()`` meanwhile does not matter either.
 
@@ -29,10 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pushdown_client.client import PushdownClient
+from pushdown_client.feedback.graph import SparkGraph, TableSource
+from pushdown_client.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
+from pushdown_client.feedback.spark import ObservedRun, needs_preparing, observe, prepare, table_identities
 from pushdown_client.spark_runner import session_settings
-from service.feedback.graph import SparkGraph, TableSource
-from service.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
-from service.feedback.spark import ObservedRun, needs_preparing, observe, prepare, table_identities
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -130,17 +131,9 @@ def flush_feedback(timeout: float = WAIT_S) -> bool:
 
 
 def http_sender(base_url: str, token: str | None = None, timeout: float = 30.0) -> Sender:
-    """Posts to ``{base_url}/feedback/{request_id}``; raises on a non-2xx answer."""
-    import httpx
-
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-
-    def send(request_id: str, body: dict[str, Any]) -> Any:
-        response = httpx.post(f"{base_url}/feedback/{request_id}", json=body, headers=headers, timeout=timeout)
-        response.raise_for_status()
-        return response.json()
-
-    return send
+    """Posts to ``{base_url}/feedback/{request_id}`` with the client (standard library); raises ``PushdownError``."""
+    client = PushdownClient(base_url, token=token, timeout=timeout)
+    return lambda request_id, body: client.feedback(request_id, body["nodes"])
 
 
 def start_feedback(
