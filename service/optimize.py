@@ -331,9 +331,10 @@ def _has_refs(catalog: dict[str, Any] | None) -> bool:
 def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_written: str | None = None) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
 
-    ``as_written``: the request's own Spark SQL. When no predicate was kept, every one went as deep as legal,
-    which is where Catalyst's own pushdown puts it: the query then runs as written (``as_written: true``), so
-    Spark analyzes one query instead of two and the caller's text, hints and names reach it untouched."""
+    ``as_written``: the request's own Spark SQL. When the answer needs no barrier and no setting, Catalyst's own
+    pushdown places every predicate where the answer does (each pushed one as deep as legal, each kept one left to
+    Spark): the query then runs as written (``as_written: true``), so Spark analyzes one query instead of two and
+    the caller's text, hints and names reach it untouched."""
     if as_written is not None and not any(d.get("action") == "kept" for d in response.get("decisions", [])):
         response["spark"] = {"sql": as_written, "conf": {}, "barriers": [], "left_to_spark": [], "as_written": True}
         return
@@ -350,6 +351,8 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_wr
         response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
         return
     response["spark"] = target.as_json()
+    if as_written is not None and not target.barriers and not target.conf:
+        response["spark"].update(sql=as_written, as_written=True)
     if target.unheld:
         response.setdefault("warnings", []).append(
             f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "
