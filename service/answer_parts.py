@@ -1,0 +1,82 @@
+"""Parts of an answer added after the engine ran: the ``spark`` object (what to run on Spark), the rule-based
+baseline the savings are stated against, and the warning for a cross product in the query as written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_written: str | None = None) -> None:
+    """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
+
+    ``as_written``: the request's own Spark SQL. When the answer needs no barrier and no setting, Catalyst's own
+    pushdown places every predicate where the answer does (each pushed one as deep as legal, each kept one left to
+    Spark): the query then runs as written (``as_written: true``), so Spark analyzes one query instead of two and
+    the caller's text, hints and names reach it untouched."""
+    if as_written is not None and not any(d.get("action") == "kept" for d in response.get("decisions", [])):
+        response["spark"] = {"sql": as_written, "conf": {}, "barriers": [], "left_to_spark": [], "as_written": True}
+        return
+    try:
+        from service.spark_plan import spark_target
+        from service.sql.errors import SqlError
+    except ImportError as exc:  # SQL support is optional
+        if not (exc.name or "").startswith("service."):
+            raise
+        return
+    try:
+        target = spark_target(response["plan"], response.get("decisions", []), catalog)
+    except SqlError as exc:
+        response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
+        return
+    response["spark"] = target.as_json()
+    if as_written is not None and not target.barriers and not target.conf:
+        response["spark"].update(sql=as_written, as_written=True)
+    if target.unheld:
+        response.setdefault("warnings", []).append(
+            f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "
+            "carry a barrier, and settings would cost the query Catalyst's other pushdowns"
+        )
+
+
+def add_baseline(response: dict[str, Any], mode: str, rule_based: Callable[[], dict[str, Any]]) -> None:
+    """The answer's ``cost`` gains the rule-based baseline (the plan ``always`` mode, i.e. Catalyst and every
+    peer, would run) and the savings against it, the headline; ``savings_vs_written`` labels the old figure."""
+    cost = response["cost"]
+    after = float(cost["after"]["total"])
+    # Without a single kept decision every predicate went as deep as legal: the plan is the rule-based one.
+    same_plan = mode == "always" or not any(d.get("action") == "kept" for d in response.get("decisions", []))
+    baseline = after if same_plan else float(rule_based()["cost"]["after"]["total"])
+    cost["baseline"] = {"total": baseline, "mode": "always"}
+    cost["savings_vs_baseline"] = _savings(baseline, after)
+    cost["savings_vs_written"] = cost.get("savings", _savings(float(cost["before"]["total"]), after))
+
+
+def _savings(before: float, after: float) -> float:
+    return 0.0 if before <= 0 or abs(before - after) <= 1e-9 * before else round(1 - after / before, 6)
+
+
+def warn_cross_products(response: dict[str, Any], original: Any) -> None:
+    """A join without a condition in the query as written makes savings against it meaningless: say so."""
+    joins = [n for n in _plan_nodes(original) if n.get("op") == "join" and not n.get("on")]
+    joins = [n for n in joins if n.get("type", "inner") in ("inner", "cross")]
+    if joins:
+        ids = ", ".join(str(n.get("id")) for n in joins)
+        response.setdefault("warnings", []).append(
+            f"the query as written has a cross product (join {ids} has no condition): savings against it "
+            "overstate the gain; savings_vs_baseline compares with rule-based pushdown"
+        )
+
+
+def _plan_nodes(value: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "op" in item:
+                out.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
