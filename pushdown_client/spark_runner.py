@@ -203,7 +203,8 @@ def run_sql(
     target = answer.get("spark")
     if target is None:  # the rewrite has no Spark SQL form: the query as written, with a warning in the answer
         return SparkRun(spark, answer, original)
-    frame = conform(spark.sql(target["sql"]), original.schema)
+    # As written (nothing kept, Spark's own pushdown agrees): the query already analyzed is the one to run.
+    frame = original if target["sql"] == sql else conform(spark.sql(target["sql"]), original.schema)
     return SparkRun(spark, answer, frame, dict(target.get("conf") or {}), client if feedback else None, catalog)
 
 
@@ -212,6 +213,8 @@ def conform(frame: DataFrame, schema: Any) -> DataFrame:
     from pyspark.sql import functions as F
 
     names = [f.name for f in schema.fields]
+    if [(f.name, f.dataType) for f in frame.schema.fields] == [(f.name, f.dataType) for f in schema.fields]:
+        return frame  # already the original's names and types: no projection for Spark to analyze again
     if len(frame.columns) != len(names):
         raise ValueError(f"the rewritten query returns {len(frame.columns)} columns, the original {len(names)}")
     renamed = frame.toDF(*names)

@@ -229,8 +229,8 @@ class OptimizeService:
         add_baseline(response, mode, lambda: engine(original, catalog, always))
         warn_cross_products(response, original)
         if _wants_spark(request):
-            same = request.sql is not None and request.dialect == "spark"  # then `sql` is Spark SQL already
-            attach_spark(response, catalog, response.get("sql") if same else None)
+            same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
+            attach_spark(response, catalog, request.sql if same else None)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics
@@ -327,13 +327,15 @@ def _has_refs(catalog: dict[str, Any] | None) -> bool:
     return isinstance(tables, dict) and any(isinstance(t, dict) and "ref" in t for t in tables.values())
 
 
-def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, rendered: str | None = None) -> None:
+def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_written: str | None = None) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
 
-    ``rendered``: the plan already written as Spark SQL; reused when no predicate needs a barrier (nothing was
-    kept), since Spark then runs the plan as it is."""
-    if rendered is not None and not any(d.get("action") == "kept" for d in response.get("decisions", [])):
-        response["spark"] = {"sql": rendered, "conf": {}, "barriers": [], "left_to_spark": []}
+    ``as_written``: the request's own Spark SQL. When the answer needs no barrier and no setting, Catalyst's own
+    pushdown places every predicate where the answer does (each pushed one as deep as legal, each kept one left to
+    Spark): the query then runs as written (``as_written: true``), so Spark analyzes one query instead of two and
+    the caller's text, hints and names reach it untouched."""
+    if as_written is not None and not any(d.get("action") == "kept" for d in response.get("decisions", [])):
+        response["spark"] = {"sql": as_written, "conf": {}, "barriers": [], "left_to_spark": [], "as_written": True}
         return
     try:
         from service.spark_plan import spark_target
@@ -348,6 +350,8 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, rende
         response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
         return
     response["spark"] = target.as_json()
+    if as_written is not None and not target.barriers and not target.conf:
+        response["spark"].update(sql=as_written, as_written=True)
     if target.unheld:
         response.setdefault("warnings", []).append(
             f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "

@@ -57,3 +57,27 @@ def test_a_cross_product_as_written_is_a_warning() -> None:
     assert answer["cost"]["savings_vs_written"] > 0.99 and answer["cost"]["savings_vs_baseline"] < 0.5
     explicit = optimize(UDF_SQL)
     assert not any("cross product" in w for w in explicit["warnings"])
+
+
+def test_nothing_kept_runs_on_spark_as_written_and_a_kept_udf_gets_its_rewrite() -> None:
+    """Where every predicate went as deep as legal, Catalyst puts it there too: the Spark SQL is the request's."""
+    plain = optimize(UDF_SQL)
+    assert not any(d["action"] == "kept" for d in plain["decisions"])
+    assert plain["spark"] == {"sql": UDF_SQL, "conf": {}, "barriers": [], "left_to_spark": [], "as_written": True}
+    kept = optimize(UDF_SQL, functions={"score": {"cost": 5000}})
+    assert "as_written" not in kept["spark"] and kept["spark"]["sql"] != UDF_SQL
+
+
+def test_sql_in_another_dialect_is_never_run_as_written() -> None:
+    answer = OptimizeService().optimize(OptimizeInput(sql=UDF_SQL, catalog=CATALOG, dialect="duckdb"))
+    assert "as_written" not in answer["spark"] and answer["spark"]["sql"] != UDF_SQL
+
+
+def test_kept_predicates_left_to_spark_need_no_rewrite_either() -> None:
+    """TPC-H q21 keeps its EXISTS and NOT EXISTS above the join, where no barrier can hold them: Spark places them
+    itself, from the query as written as from a rewrite, so the query runs as written and says what it left."""
+    sql = (TPCH / "queries" / "q21.sql").read_text()
+    answer = optimize(sql)
+    assert any(d["action"] == "kept" for d in answer["decisions"])
+    assert answer["spark"]["as_written"] is True and answer["spark"]["sql"] == sql
+    assert answer["spark"]["barriers"] == [] and len(answer["spark"]["left_to_spark"]) == 2

@@ -124,3 +124,15 @@ def test_an_answers_settings_hold_during_each_action_only(world):
     run.write(write)
     assert seen == ["7"] and settings(spark) == before
     assert run.count() == 1 and settings(spark) == before
+
+
+def test_a_query_run_as_written_is_analyzed_once_and_gives_the_original_s_result(world, monkeypatch):
+    """No predicate kept: the answer says ``as_written`` and the runner runs the DataFrame it analyzed already."""
+    spark, _, _, _ = world
+    asked: list[str] = []
+    analyze = spark.sql
+    monkeypatch.setattr(spark, "sql", lambda text, *a, **k: asked.append(text) or analyze(text, *a, **k))
+    result = run_sql(spark, JOINED, client=PushdownClient(), catalog=catalog())
+    assert result.answer["spark"]["as_written"] is True and asked == [JOINED]
+    monkeypatch.undo()
+    assert result.collect() == spark.sql(JOINED).collect()

@@ -144,6 +144,7 @@ class PushdownSparkSqlOperator(BaseOperator):
             "conf": spark_target.get("conf", {}),
             "barriers": len(spark_target.get("barriers", [])),
             "left_to_spark": len(spark_target.get("left_to_spark", [])),
+            "as_written": bool(spark_target.get("as_written")),
         }
         if target is None:
             result["rows"] = run.count()
