@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,24 +63,32 @@ def same(a: Any, b: Any) -> bool:
     return deep_json.dumps(a, sort_keys=True) == deep_json.dumps(b, sort_keys=True)
 
 
-@pytest.fixture(autouse=True)
-def default_recursion_limit() -> Iterator[None]:
-    """Python's default limit in this process, whatever ran before."""
+@contextmanager
+def recursion_limit(limit: int) -> Iterator[None]:
     saved = sys.getrecursionlimit()
-    sys.setrecursionlimit(1000)
+    sys.setrecursionlimit(limit)
     try:
         yield
     finally:
         sys.setrecursionlimit(saved)
 
 
+@pytest.fixture(autouse=True)
+def default_recursion_limit() -> Iterator[None]:
+    """Python's default limit in this process, whatever ran before."""
+    with recursion_limit(1000):
+        yield
+
+
 @pytest.fixture(scope="module")
 def deep_answer() -> tuple[dict[str, Any], dict[str, Any]]:
+    """Built before the per-test limit applies (a module fixture comes first): it sets the default limit itself."""
     request = deep_request()
-    answer = OptimizeService().optimize(OptimizeInput(**request))
-    assert depth(answer) > 1_000
-    with pytest.raises(RecursionError):  # what the writers met before falling back
-        json.dumps(answer)
+    with recursion_limit(1000):
+        answer = OptimizeService().optimize(OptimizeInput(**request))
+        assert depth(answer) > 1_000
+        with pytest.raises(RecursionError):  # what the writers met before falling back
+            json.dumps(answer)
     return request, answer
 
 
