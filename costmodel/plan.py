@@ -311,32 +311,14 @@ def output_cids(node: Node) -> frozenset[int]:
     memo = _CIDS.get()
     if memo is None:
         return frozenset(map(_cid, output_fields(node)))
-    hit = memo.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    # a node passing an input's columns shares its set, a join unites its inputs' (explicit stack: deep plans)
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        current, ready = stack.pop()
-        hit = memo.get(id(current))
-        if hit is not None and hit[0] is current:
-            continue
-        fields = output_fields(current)
-        kids = children(current)
-        passed = [kid for kid in kids if output_fields(kid) is fields]
-        parts = passed[:1] or (list(kids) if isinstance(current, Join) else [])
-        if not ready and parts:
-            stack.append((current, True))
-            stack.extend((kid, False) for kid in parts)
-            continue
-        if passed:
-            cids = memo[id(passed[0])][1]
-        elif isinstance(current, Join) and len(fields) == sum(len(output_fields(kid)) for kid in kids):
-            cids = memo[id(kids[0])][1] | memo[id(kids[1])][1]
-        else:
-            cids = frozenset(map(_cid, fields))
-        memo[id(current)] = (current, cids)
-    return memo[id(node)][1]
+    from costmodel.shared_walk import shared_bottom_up  # it walks plans with this module's helpers
+
+    return shared_bottom_up(node, memo, lambda fields: frozenset(map(_cid, fields)), _united_cids)
+
+
+def _united_cids(join: Join, left: frozenset[int], right: frozenset[int]) -> frozenset[int] | None:
+    """A join that outputs exactly its inputs' columns has their cids; any other join its own."""
+    return left | right if len(output_fields(join)) == len(left) + len(right) else None
 
 
 _cid = attrgetter("cid")

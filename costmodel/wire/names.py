@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from costmodel.expr import Column
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import Field, Join, Node, children, output_fields, scoped_memo
+from costmodel.shared_walk import shared_bottom_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,30 +86,6 @@ class Namer:
 
 
 def _output_index(node: Node, memo: dict[int, tuple[Node, NameIndex]]) -> NameIndex:
-    """The index of ``node``'s output columns, built bottom-up with an explicit stack and remembered per node:
-    a node passing its input's columns shares its index, a join combines its inputs'."""
-    hit = memo.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        current, ready = stack.pop()
-        hit = memo.get(id(current))
-        if hit is not None and hit[0] is current:
-            continue
-        fields = output_fields(current)
-        kids = children(current)
-        passed = [kid for kid in kids if output_fields(kid) is fields]
-        parts = passed[:1] or (list(kids) if isinstance(current, Join) else [])
-        if not ready and parts:
-            stack.append((current, True))
-            stack.extend((kid, False) for kid in parts)
-            continue
-        if passed:
-            index = memo[id(passed[0])][1]
-        elif isinstance(current, Join):
-            index = memo[id(kids[0])][1].then(memo[id(kids[1])][1])
-        else:
-            index = NameIndex.of(fields)
-        memo[id(current)] = (current, index)
-    return memo[id(node)][1]
+    """The index of ``node``'s output columns, remembered per node: a node passing its input's columns shares
+    its index, a join combines its inputs'."""
+    return shared_bottom_up(node, memo, NameIndex.of, lambda _join, left, right: left.then(right))
