@@ -362,7 +362,8 @@ class OptimizeResponse(BaseModel):
     spark: dict[str, Any] | None = Field(
         default=None,
         description="What Spark runs to keep every placement: `sql` (Spark dialect, per-predicate barriers), "
-        "`conf` (session settings, normally empty), `barriers`, `left_to_spark`.",
+        "`conf` (session settings, normally empty), `barriers`, `left_to_spark`; `as_written: true` when no barrier "
+        "or setting is needed and `sql` is the request's own Spark SQL.",
     )
 
 
