@@ -72,6 +72,8 @@ KNOWN_FUNCTIONS = (
 )
 
 _DECL_KEYS = frozenset({"cost", "deterministic", "may_fail"})
+#: what a match costs depends on the pattern and the strings (a regex over long comments): a caller may say
+PATTERN_MATCHERS = LIKES | REGEXES
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +107,14 @@ def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
         for flag in ("deterministic", "may_fail"):
             if flag in decl and not isinstance(decl[flag], bool):
                 raise PlanError("invalid_options", f"{flag} must be true or false", f"{fpath}.{flag}")
-        if name.lower() in KNOWN_FUNCTIONS - KNOWN_SCALARS - NONDETERMINISTIC - RAISING and name.lower() != "udf":
+        if name.lower() in PATTERN_MATCHERS:
+            if set(decl) - {"cost"}:
+                raise PlanError(
+                    "invalid_options",
+                    f"{name!r} is a pattern match the engine knows: only its cost can be declared",
+                    fpath,
+                )
+        elif name.lower() in KNOWN_FUNCTIONS - KNOWN_SCALARS - NONDETERMINISTIC - RAISING and name.lower() != "udf":
             raise PlanError("invalid_options", f"{name!r} is an operator or aggregate the engine knows", fpath)
         out[name.lower()] = FunctionDecl(
             None if cost is None else float(cost), decl.get("deterministic", True), decl.get("may_fail", False)

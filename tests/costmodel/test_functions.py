@@ -98,3 +98,19 @@ def test_sql_requests_declare_functions_at_the_top_level() -> None:
     undeclared = service.optimize(parse_optimize_request(json.dumps({**body, "functions": None}).encode(), 64))
     entry = next(d for d in undeclared["decisions"] if d["predicate"] == "score(l.x) > 1")
     assert entry["reason"] == "unknown_function"
+
+
+def test_a_pattern_match_over_long_strings_declares_its_cost() -> None:
+    """RLIKE is known, but its cost depends on the pattern and the strings: a caller may declare the cost only."""
+    regex = f("rlike", c("l.x"), "(quick|slyly)[a-z ]{0,30}(bold|final)")
+    cheap = run(filter_(JOINED, regex), T, functions={"rlike": {"cost": 1}})
+    assert "TableScan: l filters=[" in after(cheap)
+    costly = run(filter_(JOINED, regex), T, functions={"RLIKE": {"cost": 100_000}})
+    assert after(costly).startswith("Filter: l.x RLIKE")
+    assert (
+        decision(costly, after(costly).splitlines()[0].removeprefix("Filter: "), costly.original.input.id)["action"]
+        == "kept"
+    )
+    with pytest.raises(PlanError) as info:
+        options_from_wire({"functions": {"rlike": {"cost": 5, "deterministic": False}}})
+    assert info.value.path == "$.options.functions.rlike" and "only its cost" in info.value.message
