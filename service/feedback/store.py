@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from service.deep_json import loads_at_any_depth
 from service.history import HistoryStore
 from service.history.record import decompress
 
@@ -147,7 +148,8 @@ class FeedbackStore:
                 "id": r[0],
                 "run": r[1],
                 "created_at": _iso(r[2]),
-                "response": json.loads(r[3] if r[4] is None else decompress(r[4])),  # older rows: uncompressed
+                # older rows: uncompressed; an answer may be nested deeper than json goes
+                "response": loads_at_any_depth(r[3] if r[4] is None else decompress(r[4])),
                 "nodes": json.loads(r[5]),
             }
             for r in rows

@@ -22,6 +22,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from service import deep_json
+from service.feedback.store import FeedbackStore
 from service.history import HistoryStore, build_record
 from service.optimize import OptimizeInput, OptimizeService
 from service.settings import Settings
@@ -107,6 +108,24 @@ def test_the_history_records_and_reads_back_a_deep_answer(
         store.close()
     assert stored is not None
     assert same(stored["request"], request) and same(stored["response"], answer)
+
+
+def test_a_pipeline_tasks_runs_read_back_a_deep_answer_with_its_feedback(
+    deep_answer: tuple[dict[str, Any], dict[str, Any]], tmp_path: Path
+) -> None:
+    """The feedback chart reads stored answers too (``FeedbackStore.task_runs``)."""
+    request, answer = deep_answer
+    record = build_record({**request, "context": {"pipeline": "p", "task": "t"}}, answer)
+    store = HistoryStore.from_url(f"sqlite:///{(tmp_path / 'history.db').as_posix()}")
+    try:
+        store.add(record)
+        feedback = FeedbackStore(store)
+        feedback.replace(record.id, [{"id": answer["plan"]["id"], "rows_out": 7}], [])
+        runs = feedback.task_runs("p", "t")
+    finally:
+        store.close()
+    assert [run["id"] for run in runs] == [record.id]
+    assert same(runs[0]["response"], answer) and runs[0]["nodes"] == [{"id": answer["plan"]["id"], "rows_out": 7}]
 
 
 def test_pushdown_optimize_json_prints_a_deep_answer(tmp_path: Path, clean_env: dict[str, str]) -> None:
