@@ -167,11 +167,14 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
 
 
 def measure(spark: SparkSession, m: dict[str, Measured], runs: int, timeout: float) -> None:
-    """Warm every configuration up, then ``runs`` rounds, round-robin."""
+    """Warm every configuration up, then ``runs`` rounds, round-robin; each round starts one configuration
+    later than the one before, so that no configuration always runs in the same place (after the same other)."""
     for v in m.values():
         v.warm_up(spark, timeout, inspect_plan)
-    for _ in range(runs):
-        for v in m.values():
+    configs = list(m.values())
+    for round_ in range(runs):
+        shift = round_ % len(configs)
+        for v in configs[shift:] + configs[:shift]:
             v.run(spark, timeout)
     spark.conf.unset("spark.sql.optimizer.excludedRules")
 
