@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from functools import partial
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request, Security
@@ -138,7 +139,7 @@ def check_sql_length(body: OptimizeInput, max_sql_chars: int) -> None:
 
 
 async def optimize_input(
-    request: Request, settings: SettingsDep, runner: RunnerDep, pool: HeavyPoolDep
+    request: Request, settings: SettingsDep, runner: RunnerDep, pool: HeavyPoolDep, optimizer: OptimizerDep
 ) -> OptimizeInput | HeavyTask:
     """The request body, size-checked, weighed, depth-checked, parsed and validated; parsing runs off the event
     loop, within the request's time limit, which starts once the body is in (``request.state.deadline``).
@@ -159,7 +160,11 @@ async def optimize_input(
             await runner.run(check_depth, raw, settings.max_json_depth, deadline=deadline)
         return HeavyTask(raw, *limits, runner.limit_s, (None, None), deadline)  # the route sets the ids
     # ordinary JSON of ordinary size parses in well under a millisecond: on the event loop, no worker thread
-    body = parse_ordinary_request(raw, settings.max_json_depth) if len(raw) <= INLINE_PARSE_BYTES else None
+    body = (
+        optimizer.read_body(raw, partial(parse_ordinary_request, max_json_depth=settings.max_json_depth))
+        if len(raw) <= INLINE_PARSE_BYTES
+        else None
+    )
     if body is None:
         return await runner.run(parse_within_limits, raw, *limits, deadline=deadline)
     check_sql_length(body, settings.max_sql_chars)

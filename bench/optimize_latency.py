@@ -30,13 +30,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from api.models import parse_optimize_request  # noqa: E402
+from api.models import parse_ordinary_request  # noqa: E402
 from api.routes import _answer  # noqa: E402
 from costmodel import optimize_wire  # noqa: E402
 from service.optimize import OptimizeService  # noqa: E402
@@ -145,9 +146,12 @@ def spark_peer(catalog: dict[str, Any]) -> Callable[[str], Callable[[], Any]] | 
 def service_call(service: OptimizeService, body: dict[str, Any], use_cache: bool) -> Callable[[], Any]:
     """What ``POST /optimize`` runs for ``body``, from its bytes to the answer's bytes."""
     raw = json.dumps(body).encode()
+    parse = partial(parse_ordinary_request, max_json_depth=MAX_JSON_DEPTH)
 
     def call() -> bytes:
-        body = parse_optimize_request(raw, MAX_JSON_DEPTH)
+        # as the route: with the cache, a repeat of the same bytes is not read again; without, read every time
+        body = service.read_body(raw, parse) if use_cache else parse(raw)
+        assert body is not None
         hit = service.cached(body) if use_cache else None  # the route looks up first, on the event loop
         return (hit or _answer(service, body, (None, None), use_cache)).payload
 

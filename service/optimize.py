@@ -27,6 +27,7 @@ from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json, to_j
 from service.answer_parts import add_baseline, attach_spark, warn_cross_products
 from service.decision_summary import summarize
 from service.errors import InputError
+from service.recent_bodies import RecentBodies
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
 from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
 
@@ -49,6 +50,10 @@ class OptimizeInput:
     context: dict[str, Any] | None = None
     #: how much of the answer the caller wants sent (``service.answer``); the answer computed is the same
     detail: Detail = DEFAULT_DETAIL
+
+
+#: a request without ``options.cache``, whether it wants the cache, and its cache key
+Prepared = tuple["OptimizeInput", bool, bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,40 @@ class OptimizeService:
         self.store = store
         self.feedback = feedback
         self.cache = cache
+        #: the last bodies read, by their bytes (``read_body``); per body kept, its cache key (``_prepared``)
+        self.bodies: RecentBodies[OptimizeInput] = RecentBodies()
+        self._prepared_by_body: dict[int, tuple[OptimizeInput, Prepared | None]] = {}
+
+    def read_body(self, raw: bytes, parse: Callable[[bytes], OptimizeInput | None]) -> OptimizeInput | None:
+        """``parse(raw)``; with the cache on, the body read from the same bytes before (the same object, whose
+        cache key is then known too): a pipeline's repeat costs a lookup, not a read."""
+        if self.cache is None:
+            return parse(raw)
+        body = self.bodies.get(raw)
+        if body is None:
+            body = parse(raw)
+            if body is None or len(raw) > self.bodies.max_body_bytes:
+                return body
+            self.bodies.put(raw, body)
+        memo = self._prepared_by_body
+        if id(body) not in memo:
+            if len(memo) >= 2 * self.bodies.max_entries:
+                memo.clear()
+            memo[id(body)] = (body, None)  # holds the body: its id is not reused while it is here
+        return body
+
+    def _prepared(self, request: OptimizeInput) -> Prepared:
+        """(the request without ``options.cache``, whether it wants the cache, its cache key); computed once per
+        body ``read_body`` keeps."""
+        hit = self._prepared_by_body.get(id(request))
+        if hit is not None and hit[0] is request and hit[1] is not None:
+            return hit[1]
+        options, wanted = cache_option(request.options)
+        stripped = replace(request, options=options)
+        prepared = (stripped, wanted, self._key(stripped))
+        if hit is not None and hit[0] is request:
+            self._prepared_by_body[id(request)] = (request, prepared)
+        return prepared
 
     def optimize(
         self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
@@ -127,13 +166,15 @@ class OptimizeService:
         just missed, so compute (and keep) without looking again. Raises as ``optimize`` does, and
         ``service.answer.NonFiniteNumber`` when a number overflowed.
         """
-        options, wanted = cache_option(request.options)
-        request = replace(request, options=options)
+        if self.cache is None:
+            options, wanted = cache_option(request.options)
+            request, key = replace(request, options=options), b""
+        else:
+            request, wanted, key = self._prepared(request)
         cache = self.cache if use_cache and wanted else None
         status = "off" if self.cache is None else "bypass"
         entry = None
         if cache is not None:
-            key = self._key(request)
             entry = None if looked_up else cache.get(key)
             status = "hit" if entry is not None else "miss"
         if entry is None:
@@ -157,11 +198,10 @@ class OptimizeService:
         Cheap (the request's canonical JSON and a lookup), so the route calls it on the event loop."""
         if self.cache is None:
             return None
-        options, wanted = cache_option(request.options)
+        request, wanted, key = self._prepared(request)
         if not wanted:
             return None
-        request = replace(request, options=options)
-        entry = self.cache.get(self._key(request))
+        entry = self.cache.get(key)
         return None if entry is None else _answered(request, entry, "hit", request_id, client_request_id)
 
     def _key(self, request: OptimizeInput) -> bytes:
