@@ -12,6 +12,7 @@ import pytest
 from service.client import PushdownClient
 from service.spark_plan import EXCLUDED_RULES_KEY, FALLBACK_EXCLUDED_RULES
 from service.spark_runner import run_sql, session_settings
+from tests.spark import plans
 from tests.spark.world import CountingUdf, catalog, register
 
 SQL = (
@@ -136,3 +137,24 @@ def test_a_query_run_as_written_is_analyzed_once_and_gives_the_original_s_result
     assert result.answer["spark"]["as_written"] is True and asked == [JOINED]
     monkeypatch.undo()
     assert result.collect() == spark.sql(JOINED).collect()
+
+
+def test_a_query_run_as_written_has_each_pushed_predicate_at_its_scan_in_spark_s_executed_plan(world):
+    """``as_written`` rests on Catalyst placing, under its defaults, every predicate where the answer does: read off
+    the plan Spark executed, each predicate the answer pushed sits on its table's scan, below the join, and none
+    stays above it."""
+    spark, _, _, _ = world
+    result = run_sql(spark, JOINED, client=PushdownClient(), catalog=catalog())
+    assert result.answer["spark"]["as_written"] is True
+    pushed = {"c_mktsegment": "BUILDING", "c_nationkey": "5"}
+    for column in pushed:  # the answer's own placement: pushed into the customer scan
+        (entry,) = [e for e in result.answer["summary"] if column in e["predicate"]]
+        assert entry["stopped"] == "reached the scan" and entry["scans_reached"] == ["TableScan customer (n6)"]
+    at_scans = plans.scan_filters(result.dataframe)
+    for column, value in pushed.items():
+        assert any(f"{column}#" in f and value in f for f in at_scans), (column, at_scans)
+    nodes = plans.walk(plans.executed(result.dataframe))
+    assert any(plans.name(n) in plans.JOINS for n in nodes), "the query joins"
+    above = [n.condition().toString() for n in nodes if plans.name(n) == "FilterExec" and plans.JOINS & plans.below(n)]
+    assert not [c for c in above if any(f"{column}#" in c for column in pushed)], above
+    assert rows(result.collect()) == rows(spark.sql(JOINED).collect())
