@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI
@@ -25,6 +26,9 @@ class SlowOptimizer:
         if (body.context or {}).get("task") == "slow":
             time.sleep(self.delay_s)
         return self.inner.optimize(body, *args, **kwargs)
+
+    def read_body(self, raw: bytes, parse: Callable[[bytes], OptimizeInput | None]) -> OptimizeInput | None:
+        return self.inner.read_body(raw, parse)
 
     def cached(self, body: OptimizeInput, *args: Any, **kwargs: Any) -> Answered | None:
         if (body.context or {}).get("task") == "slow":
