@@ -79,8 +79,10 @@ def test_serve_reads_dot_env_and_logs_json_lines_with_the_request_id(clean_env: 
 
 
 def _children(pid: int) -> list[int]:
-    path = Path(f"/proc/{pid}/task/{pid}/children")
-    return [int(p) for p in path.read_text().split()] if path.exists() else []
+    try:  # the process may end between the listing and the read
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def _cmdline(pid: int) -> str:
