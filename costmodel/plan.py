@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from costmodel.expr import HASHES, Column, Expr, PlanNode, use_plan_walker
+from costmodel.expr import COLUMN_IDS, HASHES, Column, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
 from costmodel.rebuild import replaced
@@ -264,7 +264,15 @@ def plan_memo() -> Iterator[None]:
     if _FIELDS.get() is not None:
         yield
         return
-    tokens = (_FIELDS.set({}), HASHES.set({}), TEXTS.set({}), CONSTANT_TRUTHS.set({}), _CIDS.set({}), _SCOPED.set({}))
+    tokens = (
+        _FIELDS.set({}),
+        HASHES.set({}),
+        TEXTS.set({}),
+        CONSTANT_TRUTHS.set({}),
+        _CIDS.set({}),
+        _SCOPED.set({}),
+        COLUMN_IDS.set({}),
+    )
     try:
         yield
     finally:
@@ -274,6 +282,7 @@ def plan_memo() -> Iterator[None]:
         CONSTANT_TRUTHS.reset(tokens[3])
         _CIDS.reset(tokens[4])
         _SCOPED.reset(tokens[5])
+        COLUMN_IDS.reset(tokens[6])
 
 
 def scoped_memo(purpose: str) -> dict[int, Any] | None:
