@@ -76,6 +76,15 @@ def start_server(
     raise RuntimeError("the server did not start within 60 s")
 
 
+def served_version(tree: Path) -> str:
+    """What ``pushdown --version`` says from ``tree``: the version and which engine (compiled or pure Python)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
+    env["PYTHONPATH"] = str(tree)
+    command = [sys.executable, "-m", "service.cli", "--version"]
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, timeout=60)
+    return done.stdout.strip()
+
+
 def _children(pid: int) -> list[int]:
     out: list[int] = []
     for entry in Path("/proc").iterdir():
@@ -232,6 +241,7 @@ def main() -> None:
     request = http_request(q05_body())
     load = os.getloadavg()
     print(f"q05 over HTTP, {args.workers} workers, {os.cpu_count()} CPUs, load average before {load[0]:.2f}")
+    print(served_version(args.tree))
     configurations: dict[str, dict[str, str]] = {"cache_on": {}}
     if args.lean:
         configurations["cache_on_lean"] = {"PUSHDOWN_HISTORY_DURABILITY": "queue", "PUSHDOWN_LOG_LEVEL": "warning"}
@@ -265,6 +275,7 @@ def main() -> None:
         "seconds_per_level": args.seconds,
         "server": "pushdown serve (uvicorn: uvloop, httptools; history on, commit durability; JSON access log)",
         "tree": str(args.tree),
+        "version": served_version(args.tree),
         "runs": runs,
         "targets": targets,
     }
