@@ -256,8 +256,8 @@ _SCOPED: ContextVar[dict[str, dict[int, Any]] | None] = ContextVar("scoped_memos
 
 @contextmanager
 def plan_memo() -> Iterator[None]:
-    """Remember, until the block ends, every node's output columns, every expression's hash, constant truth
-    and text (all immutable; ``optimize`` opens one, the wire reader and writer too).
+    """Remember, until the block ends, every node's output columns, every expression's hash, constant truth,
+    text and columns read (all immutable; ``optimize`` opens one, the wire reader and writer too).
 
     Without it a join chain recomputes the columns of everything below each join, once per question.
     """
