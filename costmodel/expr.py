@@ -3,8 +3,8 @@
 Columns carry a ``cid`` once bound (see ``costmodel.wire.read``): the identity of the
 column they read, so self-joins and re-aliased names never get confused.
 The helpers here answer the questions legality asks of a predicate: which columns it reads, whether it is
-deterministic, whether it can raise, whether it holds aggregate or window calls, and what it costs per row; the
-function names they classify by are ``costmodel.expr_names``' (re-exported here).
+deterministic, whether it holds aggregate or window calls, and what it costs per row (whether it can raise:
+``costmodel.expr_raise``); the function names they classify by are ``costmodel.expr_names``' (re-exported here).
 """
 
 from __future__ import annotations
@@ -304,48 +304,6 @@ def has_aggregate_or_window(expr: Expr) -> bool:
 
 def has_subquery(expr: Expr) -> bool:
     return any(isinstance(node, Subquery) for node in walk(expr))
-
-
-def _nonzero_literal(expr: Expr) -> bool:
-    return (
-        isinstance(expr, Literal)
-        and isinstance(expr.value, (int, float))
-        and not isinstance(expr.value, bool)
-        and expr.value != 0
-    )
-
-
-def can_raise(expr: Expr) -> bool:
-    """True when evaluating ``expr`` on a row another predicate would remove may fail.
-
-    Division or modulo by anything but a non-zero literal, explicit error
-    functions, and casts of strings to other types (Spark's ANSI mode raises on
-    bad input). Arithmetic overflow is not counted; see docs/legality.md.
-    """
-    for node in walk(expr):
-        if not isinstance(node, Call):
-            continue
-        if node.fn in DIVISIONS and not (len(node.args) == 2 and _nonzero_literal(node.args[1])):
-            return True
-        if node.fn in RAISING or node.may_fail or node.opaque:
-            return True
-        if node.fn == "cast" and node.args:
-            source = node.args[0]
-            target = (node.type or "").lower()
-            if target in STRING_TYPES:
-                continue
-            if isinstance(source, Literal) and source.type != "string":
-                continue
-            if isinstance(source, Column) and source.type not in STRING_TYPES:
-                continue
-            if isinstance(source, Literal) and source.type == "string":
-                try:
-                    float(source.value)
-                    continue
-                except (TypeError, ValueError):
-                    return True
-            return True  # a string column, or a computed value whose type we do not know
-    return False
 
 
 def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:

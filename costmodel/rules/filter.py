@@ -11,7 +11,8 @@ filter may be what guards it, e.g. ``b != 0`` below ``a / b > 1``).
 
 from __future__ import annotations
 
-from costmodel.expr import Expr, can_raise, has_aggregate_or_window, is_deterministic, opaque_detail, opaque_names
+from costmodel.expr import Expr, has_aggregate_or_window, is_deterministic, opaque_detail, opaque_names
+from costmodel.expr_raise import can_raise
 from costmodel.plan import Filter
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome

@@ -20,7 +20,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from costmodel.cost import split_join_condition
-from costmodel.expr import Column, Expr, can_raise, column_ids, has_subquery, is_deterministic, substitute
+from costmodel.expr import Column, Expr, column_ids, has_subquery, is_deterministic, substitute
+from costmodel.expr_raise import can_raise
 from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import Join, Node, children, output_cids

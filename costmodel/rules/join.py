@@ -19,7 +19,8 @@ left of right joins; never for full joins nor a null-aware (NOT IN) anti join.
 
 from __future__ import annotations
 
-from costmodel.expr import Call, Expr, can_raise, column_ids
+from costmodel.expr import Call, Expr, column_ids
+from costmodel.expr_raise import can_raise
 from costmodel.joins import JOIN_TYPES
 from costmodel.plan import Join, output_cids
 from costmodel.reasons import Reason

@@ -16,7 +16,6 @@ from costmodel.expr import (
     Expr,
     Literal,
     and_,
-    can_raise,
     column_ids,
     conjuncts,
     disjuncts,
@@ -24,6 +23,7 @@ from costmodel.expr import (
     is_deterministic,
     or_,
 )
+from costmodel.expr_raise import can_raise
 from costmodel.plan import Join, output_cids
 
 

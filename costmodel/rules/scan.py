@@ -9,7 +9,8 @@ scan's filters may be what guards it).
 
 from __future__ import annotations
 
-from costmodel.expr import Expr, can_raise
+from costmodel.expr import Expr
+from costmodel.expr_raise import can_raise
 from costmodel.plan import Scan
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome

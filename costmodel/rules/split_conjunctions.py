@@ -20,7 +20,6 @@ from costmodel.expr import (
     Column,
     Expr,
     and_,
-    can_raise,
     conjuncts,
     disjuncts,
     has_aggregate_or_window,
@@ -29,6 +28,7 @@ from costmodel.expr import (
     or_,
     transform,
 )
+from costmodel.expr_raise import can_raise
 from costmodel.fold import Truth, constant_truth
 from costmodel.reasons import Reason
 
