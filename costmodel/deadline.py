@@ -15,14 +15,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import ClassVar
 
-from mypy_extensions import mypyc_attr
-
 from costmodel.errors import ServiceError
 
 _deadline: ContextVar[float | None] = ContextVar("pushdown_deadline", default=None)
 
 
-@mypyc_attr(native_class=False)  # an ordinary class when compiled: the service derives its own errors
 class DeadlineExceeded(ServiceError):
     """The request's time limit passed; the service answers 503 ``time_limit``, to be retried smaller.
 

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from mypy_extensions import mypyc_attr
 
-
-@mypyc_attr(native_class=False)  # an ordinary class when compiled: the service derives its own errors
 class ServiceError(Exception):
     """A request the service cannot serve as sent: ``code``, ``message``, ``path``, ``detail``."""
 
@@ -49,6 +46,5 @@ class ServiceError(Exception):
         return body
 
 
-@mypyc_attr(native_class=False)  # an ordinary class when compiled: the service derives its own errors
 class PlanError(ServiceError, ValueError):
     """Input the engine cannot accept: a plan, expression, catalog or options (``unknown_column``, ...)."""

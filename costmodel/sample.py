@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from mypy_extensions import mypyc_attr
 
 from costmodel.expr import Call, Column, Expr, Literal, like_regex
 
@@ -94,7 +93,6 @@ MIN_MATCHES = 10
 _Z = 1.959963984540054  # 95%
 
 
-@mypyc_attr(native_class=False)  # an ordinary class when compiled: the service derives its own errors
 class Unsupported(Exception):
     """The predicate holds something the sample evaluator does not model; another source answers."""
 

@@ -44,11 +44,9 @@ def main(
 
 def _print_version(value: bool) -> None:
     if value:
-        import costmodel
         from service import __version__
 
-        engine = "compiled with mypyc" if costmodel.COMPILED else "pure Python"
-        typer.echo(f"pushdown {__version__} (engine: {engine})")
+        typer.echo(f"pushdown {__version__}")
         raise typer.Exit()
 
 
