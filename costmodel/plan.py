@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
@@ -191,7 +191,30 @@ class Alias:
     column_names: tuple[str, ...] | None = None
 
 
-Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Window | Distinct | Alias
+@dataclass(frozen=True, slots=True)
+class Generate:
+    """Each input row joined to the rows ``generator`` makes of it (``costmodel.kinds.generate``)."""
+
+    id: str
+    generator: Expr
+    outer: bool
+    alias: str
+    columns: tuple[Field, ...]
+    input: Node
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """A sample of its input's rows (``costmodel.kinds.sample``)."""
+
+    id: str
+    fraction: float
+    method: str
+    seed: int | None
+    input: Node
+
+
+Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Window | Distinct | Alias | Generate | Sample
 
 
 def op_name(node: Node) -> str:
@@ -371,20 +394,3 @@ def _plan_expressions(plan: PlanNode) -> Iterator[Expr]:
 
 
 use_plan_walker(_plan_expressions)
-
-
-@dataclass
-class IdAllocator:
-    """Mints node ids that collide with none already in the plan."""
-
-    taken: set[str] = field(default_factory=set)
-    prefix: str = "f"
-    counter: int = 0
-
-    def new(self) -> str:
-        while True:
-            self.counter += 1
-            candidate = f"{self.prefix}{self.counter}"
-            if candidate not in self.taken:
-                self.taken.add(candidate)
-                return candidate

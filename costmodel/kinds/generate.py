@@ -12,7 +12,6 @@ the query wrote it, and the engine reports a filter above it as staying.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import PlanError
@@ -26,7 +25,7 @@ from costmodel.kinds.shape import (
     unary_with_children,
     wire_input,
 )
-from costmodel.plan import Field, Node, output_fields
+from costmodel.plan import Field, Generate, Node, output_fields
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
 from costmodel.rules import Blocked, Outcome
@@ -36,16 +35,6 @@ from costmodel.wire.write import expr_to_wire
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.wire.read import Binder
-
-
-@dataclass(frozen=True, slots=True)
-class Generate:
-    id: str
-    generator: Expr
-    outer: bool
-    alias: str
-    columns: tuple[Field, ...]
-    input: Node
 
 
 def push_through_generate(predicate: Expr, node: Generate) -> Outcome:
@@ -67,7 +56,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     if not isinstance(outer, bool):
         raise PlanError("invalid_node", "outer must be true or false", f"{path}.outer")
     columns = tuple(Field(b.cid(), name, alias) for name in names)
-    return Generate(nid, generator, outer, alias, columns, child)  # type: ignore[return-value]
+    return Generate(nid, generator, outer, alias, columns, child)
 
 
 def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
@@ -102,7 +91,7 @@ KIND = register(
         wire_keys=frozenset({"generator", "outer", "alias", "columns", "input"}),
         default_k=1.0,
         children=unary_children,
-        with_children=unary_with_children,  # type: ignore[arg-type]  # Generate is outside the closed Node union
+        with_children=unary_with_children,
         output_fields=lambda node: output_fields(node.input) + node.columns,
         scope=input_scope,
         expressions=lambda node: [node.generator],

@@ -13,7 +13,6 @@ a filter below would change: predicates stay above it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import PlanError
@@ -28,7 +27,7 @@ from costmodel.kinds.shape import (
     unary_with_children,
     wire_input,
 )
-from costmodel.plan import Node
+from costmodel.plan import Node, Sample
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 from costmodel.wire.names import Namer
@@ -38,15 +37,6 @@ if TYPE_CHECKING:
     from costmodel.wire.read import Binder
 
 METHODS = ("bernoulli", "system")
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    id: str
-    fraction: float
-    method: str
-    seed: int | None
-    input: Node
 
 
 def push_through_sample(predicate: Expr, node: Sample) -> Outcome:
@@ -68,7 +58,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     seed = raw.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise PlanError("invalid_node", "seed must be an integer", f"{path}.seed")
-    return Sample(nid, float(fraction), method, seed, child)  # type: ignore[return-value]
+    return Sample(nid, float(fraction), method, seed, child)
 
 
 def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
@@ -101,7 +91,7 @@ KIND = register(
         wire_keys=frozenset({"fraction", "method", "seed", "input"}),
         default_k=1.0,
         children=unary_children,
-        with_children=unary_with_children,  # type: ignore[arg-type]  # Sample is outside the closed Node union
+        with_children=unary_with_children,
         output_fields=SAME_AS_INPUT,
         scope=input_scope,
         expressions=no_expressions,

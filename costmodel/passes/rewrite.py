@@ -8,10 +8,11 @@ written and reports only facts (a never-true predicate), no rewrites.
 from __future__ import annotations
 
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 
 from costmodel.materialize import Materializer, placements_of
 from costmodel.passes.work import Work
-from costmodel.plan import IdAllocator, Node, walk_plan
+from costmodel.plan import Node, walk_plan
 from costmodel.positions import ABOVE, Pred
 from costmodel.scan_access import ScanAccess
 
@@ -58,3 +59,20 @@ def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
             if minted is not None:
                 minted.add(ids[node.id])
     return ids
+
+
+@dataclass
+class IdAllocator:
+    """Mints node ids that collide with none already in the plan."""
+
+    taken: set[str] = field(default_factory=set)
+    prefix: str = "f"
+    counter: int = 0
+
+    def new(self) -> str:
+        while True:
+            self.counter += 1
+            candidate = f"{self.prefix}{self.counter}"
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate
