@@ -21,12 +21,18 @@ RUN groupadd --system --gid 10001 pushdown \
 
 # The project from its own files: pyproject first, so the dependency layer is cached across code changes.
 WORKDIR /opt/pushdown
-COPY pyproject.toml README.md ./
+# The engine is compiled with mypyc (setup.py, PUSHDOWN_COMPILE=1): the C compiler is there only for the build.
+COPY pyproject.toml setup.py README.md ./
 COPY costmodel ./costmodel
 COPY service ./service
 COPY api ./api
 COPY pushdown_client ./pushdown_client
-RUN pip install ".[postgres]" "pyspark==${SPARK_VERSION}"
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && PUSHDOWN_COMPILE=1 pip install ".[postgres]" "pyspark==${SPARK_VERSION}" \
+    && python -c "import costmodel, sys; sys.exit(not costmodel.COMPILED)" \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/* /opt/pushdown/build
 
 # History, statistics and samples (SQLite by default; PUSHDOWN_DATABASE_URL=postgresql://... moves the first two).
 RUN mkdir -p /var/lib/pushdown && chown pushdown:pushdown /var/lib/pushdown

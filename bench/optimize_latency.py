@@ -1,6 +1,6 @@
 """Issue 19's figures in one run, as ratios against DataFusion and sqlglot measured in the same run.
 
-    python bench/optimize_latency.py [--quick] [--iterations 200] [--peer-iterations 30] [--spark]
+    python bench/optimize_latency.py [--quick] [--iterations 200] [--peer-iterations 30] [--spark] [--engine DIR]
 
 Ours, per TPC-H query, through the function ``POST /optimize`` runs (``api.routes._answer``: the body's bytes
 parsed and validated, the answer computed and written as JSON), request cache bypassed unless stated:
@@ -37,6 +37,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+
+def _engine_from_argv() -> None:
+    """``--engine DIR``: import the packages from DIR (an unpacked wheel built with ``PUSHDOWN_COMPILE=1``, or a
+    site-packages) instead of this checkout; read before the imports below, which it decides."""
+    if "--engine" in sys.argv:
+        where = Path(sys.argv[sys.argv.index("--engine") + 1]).resolve()
+        sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
+        sys.path.insert(0, str(where))
+
+
+_engine_from_argv()
+
+import costmodel  # noqa: E402
 from api.models import parse_ordinary_request  # noqa: E402
 from api.routes import _answer  # noqa: E402
 from costmodel import optimize_wire  # noqa: E402
@@ -271,12 +284,15 @@ def main() -> None:
     parser.add_argument("--peer-iterations", type=int, default=30)
     parser.add_argument("--quick", action="store_true", help="30 iterations, 10 per peer")
     parser.add_argument("--spark", action="store_true", help="also Spark Catalyst (starts a JVM)")
+    parser.add_argument("--engine", metavar="DIR", help="the packages from DIR (e.g. an unpacked compiled wheel)")
     args = parser.parse_args()
     if args.quick:
         args.iterations, args.peer_iterations = 30, 10
     catalog, queries, plans = load()
     load_before = os.getloadavg()
+    engine = "compiled with mypyc" if costmodel.COMPILED else "pure Python"
     print(f"{len(plans)} TPC-H queries, {args.iterations} iterations each; load average {load_before[0]:.2f}")
+    print(f"engine: {engine} ({Path(costmodel.__file__).parent})")
     gc.collect()
     gc.freeze()  # as the server does once started: long-lived objects leave the collector's young generations
     rows = measure_ours(catalog, queries, plans, args.iterations)
@@ -298,6 +314,7 @@ def main() -> None:
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
+            "engine": engine,
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],
         },

@@ -1,4 +1,4 @@
-"""The pushdown decision engine: pure Python, no I/O.
+"""The pushdown decision engine: no I/O; pure Python, or compiled by mypyc (setup.py) with the same answers.
 
 Library use, no server and no Spark::
 
@@ -13,7 +13,11 @@ from costmodel.optimizer import optimize, optimize_wire
 from costmodel.options import Options, options_from_wire
 from costmodel.wire import plan_from_wire, plan_to_wire
 
+#: whether this engine is the mypyc-compiled build (an extension module) rather than its Python source
+COMPILED: bool = not __file__.endswith(".py")
+
 __all__ = [
+    "COMPILED",
     "Catalog",
     "Options",
     "PlanError",

@@ -136,6 +136,8 @@ class _Rewriter:
                 return Call(">", (self.stat(column, "null_count"), Literal(0, "int")))
             return self.some_not_null(column)
         if fn in ("=", "!=", "<", "<=", ">", ">=") and len(expr.args) == 2:
+            left: Expr  # declared: a compiled build keeps a narrowed type through the swap below otherwise
+            right: Expr
             left, right = expr.args
             flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
             if isinstance(left, Literal) and not isinstance(right, Literal):

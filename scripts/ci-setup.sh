@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Python packages, on a fresh Debian machine (as root, or with sudo):
 # PostgreSQL's server (the history tests start their own server in a temp dir) and Chromium (the
-# dashboard's browser test, driven by Playwright with executable_path=/usr/bin/chromium).
+# dashboard's browser test, driven by Playwright with executable_path=/usr/bin/chromium), and a C compiler
+# (tests/compiled/ builds the engine with mypyc, as the Docker image does).
 # Idempotent and quick when everything is already there: apt is only asked for what is missing.
 set -euo pipefail
 
@@ -21,9 +22,17 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
   missing+=(chromium)
 fi
+if ! command -v cc > /dev/null; then
+  missing+=(gcc libc6-dev)
+fi
+# Python's headers, for the same build: Debian's own Python keeps them in a package of their own.
+headers=$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+if [ ! -f "$headers/Python.h" ] && [ "$(python -c 'import sys; print(sys.base_prefix)')" = "/usr" ]; then
+  missing+=(python3-dev)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "ci-setup: postgresql and chromium already installed"
+  echo "ci-setup: postgresql, chromium and a C compiler already installed"
   exit 0
 fi
 

@@ -44,9 +44,11 @@ def main(
 
 def _print_version(value: bool) -> None:
     if value:
+        import costmodel
         from service import __version__
 
-        typer.echo(f"pushdown {__version__}")
+        engine = "compiled with mypyc" if costmodel.COMPILED else "pure Python"
+        typer.echo(f"pushdown {__version__} (engine: {engine})")
         raise typer.Exit()
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from mypy_extensions import mypyc_attr
+
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.expr import Column, Expr
@@ -34,10 +36,12 @@ SAME_AS_INPUT: Literal["same_as_input"] = "same_as_input"
 N = TypeVar("N")
 
 
+@mypyc_attr(native_class=False)  # a compiled class cannot derive from TypeError
 class UnknownKind(TypeError):
     """A node whose class no registered kind claims: a bug, never a default."""
 
 
+@mypyc_attr(native_class=False)  # a compiled class cannot be generic at run time
 @dataclass(frozen=True, slots=True)
 class OperatorKind(Generic[N]):
     """Everything the engine needs to know about one kind of plan node (a ``N``)."""

@@ -119,8 +119,9 @@ class Binder(ExpressionReader):
                 nid = self.node_id(item, where)
                 token = self.short(where)
                 stack.append((item, where, level, kind, nid, token))
-                kids = kind.wire_children(item, token)
-                stack.extend((kid, kid_path, level + 1, None, "", "") for kid, kid_path in reversed(kids))
+                kids: list[tuple[Any, str]] = kind.wire_children(item, token)
+                for kid, kid_path in kids[::-1]:
+                    stack.append((kid, kid_path, level + 1, None, "", ""))
                 continue
             self._read[where] = kind.read(self, item, token, level, nid)
         return self._read.pop(path)

@@ -8,7 +8,7 @@ kind's ``read`` hook asks the binder for its expressions in the scope its inputs
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from costmodel.errors import PlanError
 from costmodel.expr import Call, Column, Expr, Literal, Subquery
@@ -71,17 +71,21 @@ class ExpressionReader:
     outer_hits: list[set[int]]
     scopes: Scopes
 
-    if TYPE_CHECKING:  # the binder's own (costmodel.wire.read)
+    # the binder's own (costmodel.wire.read); stated here so a compiled build knows them
+    def short(self, path: str) -> str:
+        raise NotImplementedError
 
-        def short(self, path: str) -> str: ...
+    def cid(self) -> int:
+        raise NotImplementedError
 
-        def cid(self) -> int: ...
+    def node(self, raw: Any, path: str, depth: int) -> Node:
+        raise NotImplementedError
 
-        def node(self, raw: Any, path: str, depth: int) -> Node: ...
+    def check_depth(self, depth: int, what: str, path: str) -> None:
+        raise NotImplementedError
 
-        def check_depth(self, depth: int, what: str, path: str) -> None: ...
-
-        def check_subqueries(self, path: str) -> None: ...
+    def check_subqueries(self, path: str) -> None:
+        raise NotImplementedError
 
     def resolve(self, name: str, scope: tuple[Field, ...], path: str) -> Column:
         qualifier, _, base = name.rpartition(".")

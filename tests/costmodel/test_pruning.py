@@ -24,7 +24,12 @@ def lit(v):
 
 
 def container(cid, rows=None, **stats):
-    return Container(cid, rows, {name: ColumnStats(**s) for name, s in stats.items()})
+    """A container's statistics as the wire reader makes them (value sets as tuples)."""
+    return Container(cid, rows, {name: ColumnStats(**_tuples(s)) for name, s in stats.items()})
+
+
+def _tuples(fields):
+    return {key: tuple(value) if isinstance(value, list) else value for key, value in fields.items()}
 
 
 def test_seed_example_x_equals_5_over_three_containers():

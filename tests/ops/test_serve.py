@@ -59,7 +59,8 @@ def test_version(clean_env: dict[str, str], tmp_path: Path) -> None:
     result = subprocess.run(
         [*pushdown_command(), "--version"], capture_output=True, text=True, env=clean_env, cwd=tmp_path, timeout=60
     )
-    assert (result.returncode, result.stdout.strip()) == (0, f"pushdown {__version__}")
+    # the test run's engine is the editable source: pure Python (tests/compiled/ covers the compiled build)
+    assert (result.returncode, result.stdout.strip()) == (0, f"pushdown {__version__} (engine: pure Python)")
 
 
 def test_serve_reads_dot_env_and_logs_json_lines_with_the_request_id(clean_env: dict[str, str], tmp_path: Path) -> None:
