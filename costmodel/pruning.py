@@ -136,12 +136,12 @@ class _Rewriter:
                 return Call(">", (self.stat(column, "null_count"), Literal(0, "int")))
             return self.some_not_null(column)
         if fn in ("=", "!=", "<", "<=", ">", ">=") and len(expr.args) == 2:
-            left: Expr  # declared: a compiled build keeps a narrowed type through the swap below otherwise
-            right: Expr
-            left, right = expr.args
+            # the literal on the right; no swap in place: a compiled build keeps a narrowed type through one
             flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
-            if isinstance(left, Literal) and not isinstance(right, Literal):
-                left, right, fn = right, left, flip[fn]
+            first, second = expr.args
+            swapped = isinstance(first, Literal) and not isinstance(second, Literal)
+            left, right = (second, first) if swapped else (first, second)
+            fn = flip[fn] if swapped else fn
             if not isinstance(right, Literal):
                 return TRUE
             form = self.monotone(left)
