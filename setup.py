@@ -1,7 +1,8 @@
 """Builds the package. With ``PUSHDOWN_COMPILE=1`` the engine (``costmodel/``) is also compiled to C extensions
-with mypyc (about 2.5 times faster; the same answers, byte for byte), as the Docker image and the README's
-serve command do. Editable installs for development stay pure Python unless asked, so an edited module is the
-module that runs. Without a C compiler or Python's headers the build says so and stays pure Python.
+with mypyc (the engine about 1.4 times faster on TPC-H; the same answers, byte for byte), as the Docker image
+and the README's serve command do. Editable installs for development stay pure Python unless asked, so an
+edited module is the module that runs. Without a C compiler or Python's headers the build says so and stays
+pure Python.
 
     PUSHDOWN_COMPILE=1 python -m pip install .
 """

@@ -241,7 +241,8 @@ def main() -> None:
     request = http_request(q05_body())
     load = os.getloadavg()
     print(f"q05 over HTTP, {args.workers} workers, {os.cpu_count()} CPUs, load average before {load[0]:.2f}")
-    print(served_version(args.tree))
+    version = served_version(args.tree)
+    print(version)
     configurations: dict[str, dict[str, str]] = {"cache_on": {}}
     if args.lean:
         configurations["cache_on_lean"] = {"PUSHDOWN_HISTORY_DURABILITY": "queue", "PUSHDOWN_LOG_LEVEL": "warning"}
@@ -275,7 +276,7 @@ def main() -> None:
         "seconds_per_level": args.seconds,
         "server": "pushdown serve (uvicorn: uvloop, httptools; history on, commit durability; JSON access log)",
         "tree": str(args.tree),
-        "version": served_version(args.tree),
+        "version": version,
         "runs": runs,
         "targets": targets,
     }

@@ -290,9 +290,8 @@ def main() -> None:
         args.iterations, args.peer_iterations = 30, 10
     catalog, queries, plans = load()
     load_before = os.getloadavg()
-    engine = "compiled with mypyc" if costmodel.COMPILED else "pure Python"
     print(f"{len(plans)} TPC-H queries, {args.iterations} iterations each; load average {load_before[0]:.2f}")
-    print(f"engine: {engine} ({Path(costmodel.__file__).parent})")
+    print(f"engine: {costmodel.BUILD} ({Path(costmodel.__file__).parent})")
     gc.collect()
     gc.freeze()  # as the server does once started: long-lived objects leave the collector's young generations
     rows = measure_ours(catalog, queries, plans, args.iterations)
@@ -314,7 +313,7 @@ def main() -> None:
         "machine": {
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
-            "engine": engine,
+            "engine": costmodel.BUILD,
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],
         },

@@ -15,8 +15,11 @@ from costmodel.wire import plan_from_wire, plan_to_wire
 
 #: whether this engine is the mypyc-compiled build (an extension module) rather than its Python source
 COMPILED: bool = not __file__.endswith(".py")
+#: which build this is, for people (``pushdown --version``, the benchmarks' results)
+BUILD: str = "compiled with mypyc" if COMPILED else "pure Python"
 
 __all__ = [
+    "BUILD",
     "COMPILED",
     "Catalog",
     "Options",

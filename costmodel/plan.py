@@ -277,6 +277,10 @@ _CIDS: ContextVar[dict[int, tuple[Node, frozenset[int]]] | None] = ContextVar("o
 _SCOPED: ContextVar[dict[str, dict[int, Any]] | None] = ContextVar("scoped_memos", default=None)
 
 
+#: every memo ``plan_memo`` opens and closes
+_MEMOS: tuple[ContextVar[Any], ...] = (_FIELDS, HASHES, TEXTS, CONSTANT_TRUTHS, _CIDS, _SCOPED, COLUMN_IDS)
+
+
 @contextmanager
 def plan_memo() -> Iterator[None]:
     """Remember, until the block ends, every node's output columns, every expression's hash, constant truth,
@@ -287,25 +291,12 @@ def plan_memo() -> Iterator[None]:
     if _FIELDS.get() is not None:
         yield
         return
-    tokens = (
-        _FIELDS.set({}),
-        HASHES.set({}),
-        TEXTS.set({}),
-        CONSTANT_TRUTHS.set({}),
-        _CIDS.set({}),
-        _SCOPED.set({}),
-        COLUMN_IDS.set({}),
-    )
+    tokens = [(memo, memo.set({})) for memo in _MEMOS]
     try:
         yield
     finally:
-        _FIELDS.reset(tokens[0])
-        HASHES.reset(tokens[1])
-        TEXTS.reset(tokens[2])
-        CONSTANT_TRUTHS.reset(tokens[3])
-        _CIDS.reset(tokens[4])
-        _SCOPED.reset(tokens[5])
-        COLUMN_IDS.reset(tokens[6])
+        for memo, token in tokens:
+            memo.reset(token)
 
 
 def scoped_memo(purpose: str) -> dict[int, Any] | None:

@@ -47,8 +47,7 @@ def _print_version(value: bool) -> None:
         import costmodel
         from service import __version__
 
-        engine = "compiled with mypyc" if costmodel.COMPILED else "pure Python"
-        typer.echo(f"pushdown {__version__} (engine: {engine})")
+        typer.echo(f"pushdown {__version__} (engine: {costmodel.BUILD})")
         raise typer.Exit()
 
 
