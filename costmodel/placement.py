@@ -37,33 +37,40 @@ def best_cut(
     free_pass: Callable[[Position], bool] | None = None,
 ) -> tuple[list[Position], float]:
     """The cheapest cut of ``pred``'s region, recording each position's cost on the way."""
+    return run(_best_from(pred.root, [], cost, free_pass))
 
-    def best_from(pos: Position, fixed: list[Position]) -> Step[tuple[list[Position], float]]:
-        """Trampolined (``costmodel.trampoline``): a region may be 10,000 positions deep."""
-        if free_pass is not None and len(pos.below) == 1 and free_pass(pos):
-            sub, sub_cost = yield best_from(pos.below[0], fixed)
-            pos.best_below = sub_cost
-            return sub, sub_cost
-        here = cost(fixed + [pos])
-        pos.cost_here = here
-        best, best_cost = [pos], here
-        if len(pos.below) == 1:
-            sub, sub_cost = yield best_from(pos.below[0], fixed)
-            pos.best_below = sub_cost
-            if _better_or_equal(sub_cost, best_cost):
-                best, best_cost = sub, sub_cost
-        elif len(pos.below) > 1:
-            chosen: list[Position] = []
-            for i, branch in enumerate(pos.below):
-                sub, _ = yield best_from(branch, fixed + chosen + pos.below[i + 1 :])
-                chosen.extend(sub)
-            together = cost(fixed + chosen)
-            pos.best_below = together
-            if _better_or_equal(together, best_cost):
-                best, best_cost = chosen, together
-        return best, best_cost
 
-    return run(best_from(pred.root, []))
+def _best_from(
+    pos: Position,
+    fixed: list[Position],
+    cost: Callable[[list[Position]], float],
+    free_pass: Callable[[Position], bool] | None,
+) -> Step[tuple[list[Position], float]]:
+    """``best_cut`` from ``pos`` down, ``fixed`` standing. Trampolined (``costmodel.trampoline``): a region may
+    be 10,000 positions deep. A module function, not a closure over itself: such a closure is a reference
+    cycle, and everything it reaches (the plans costed) would wait for the cyclic garbage collector."""
+    if free_pass is not None and len(pos.below) == 1 and free_pass(pos):
+        sub, sub_cost = yield _best_from(pos.below[0], fixed, cost, free_pass)
+        pos.best_below = sub_cost
+        return sub, sub_cost
+    here = cost(fixed + [pos])
+    pos.cost_here = here
+    best, best_cost = [pos], here
+    if len(pos.below) == 1:
+        sub, sub_cost = yield _best_from(pos.below[0], fixed, cost, free_pass)
+        pos.best_below = sub_cost
+        if _better_or_equal(sub_cost, best_cost):
+            best, best_cost = sub, sub_cost
+    elif len(pos.below) > 1:
+        chosen: list[Position] = []
+        for i, branch in enumerate(pos.below):
+            sub, _ = yield _best_from(branch, fixed + chosen + pos.below[i + 1 :], cost, free_pass)
+            chosen.extend(sub)
+        together = cost(fixed + chosen)
+        pos.best_below = together
+        if _better_or_equal(together, best_cost):
+            best, best_cost = chosen, together
+    return best, best_cost
 
 
 def place(
