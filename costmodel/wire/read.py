@@ -147,22 +147,27 @@ class Binder(ExpressionReader):
         return kind
 
 
-def _collect_ids(raw: Any) -> set[str]:
-    """Ids the caller gave, found without recursion; duplicates are refused (with the second one's path)."""
+def _ids_and_depth(raw: Any) -> tuple[set[str], int, Any]:
+    """Ids the caller gave, the nesting depth, and the first node whose id was given twice (or None): one walk
+    without recursion, so the depth is checked before a duplicate is reported."""
     seen: set[str] = set()
-    stack: list[Any] = [raw]
+    twice: Any = None
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(raw, 1)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         if isinstance(item, dict):
-            if "op" in item and isinstance(item.get("id"), (str, int)) and not isinstance(item.get("id"), bool):
-                node_id = str(item["id"])
-                if node_id in seen:
-                    raise PlanError("duplicate_id", f"node id {node_id!r} is used twice", f"{_path_to(raw, item)}.id")
-                seen.add(node_id)
-            stack.extend(value for value in item.values() if isinstance(value, (dict, list)))
+            deepest = max(deepest, depth)
+            node_id = item.get("id")
+            if "op" in item and isinstance(node_id, (str, int)) and not isinstance(node_id, bool):
+                if str(node_id) in seen and twice is None:
+                    twice = item
+                seen.add(str(node_id))
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
         elif isinstance(item, list):
-            stack.extend(value for value in item if isinstance(value, (dict, list)))
-    return seen
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+    return seen, deepest, twice
 
 
 def _path_to(raw: Any, target: Any) -> str:
@@ -181,17 +186,7 @@ def _path_to(raw: Any, target: Any) -> str:
 
 def json_depth(raw: Any) -> int:
     """Nesting depth of a decoded JSON value, computed without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(raw, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
-        elif isinstance(item, list):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
-    return deepest
+    return _ids_and_depth(raw)[1]
 
 
 def plan_from_wire(
@@ -202,9 +197,13 @@ def plan_from_wire(
     ``functions``: the request's declared functions; a call to any other function the engine does not
     know is opaque (``costmodel.functions``).
     """
-    if json_depth(raw) > 3 * MAX_DEPTH:
+    given, depth, twice = _ids_and_depth(raw)
+    if depth > 3 * MAX_DEPTH:
         raise PlanError("too_deep", f"plan nests deeper than {MAX_DEPTH} levels", path)
-    binder = Binder(catalog, _collect_ids(raw), dict(functions or {}))
+    if twice is not None:
+        node_id = str(twice["id"])
+        raise PlanError("duplicate_id", f"node id {node_id!r} is used twice", f"{_path_to(raw, twice)}.id")
+    binder = Binder(catalog, given, dict(functions or {}))
     with plan_memo():
         try:
             return binder.node(raw, path, 0)
