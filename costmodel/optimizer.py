@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from costmodel.catalog import Catalog, catalog_from_wire
-from costmodel.cost import CostModel, column_infos
+from costmodel.cost import CostModel, NodeCost, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
 from costmodel.estimate_live import ndv_drops
 from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
@@ -52,23 +52,43 @@ def optimize(
     catalog: Catalog,
     options: Options | None = None,
     sources: tuple[SelectivitySource, ...] | None = None,
+    baseline: bool = False,
 ) -> OptimizeResult:
-    """Decide where every filter goes: the passes of ``PIPELINE``, then the report."""
+    """Decide where every filter goes: the passes of ``PIPELINE``, then the report.
+
+    ``baseline``: also cost the plan rule-based pushdown would run (mode ``always``: every predicate as deep
+    as legal), into ``OptimizeResult.baseline_total``; the service states savings against it.
+    """
+    opts = options or Options()
     if MINTED_IDS.get() is None:  # the outermost call: subqueries and the outer plan share minted ids
         token = MINTED_IDS.set(set())
         try:
             with plan_memo():
-                return _optimize(plan, catalog, options or Options(), sources)
+                return _optimize(plan, catalog, opts, sources, baseline)
         finally:
             MINTED_IDS.reset(token)
     with plan_memo():
-        return _optimize(plan, catalog, options or Options(), sources)
+        return _optimize(plan, catalog, opts, sources, baseline)
 
 
 def _optimize(
-    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None, baseline: bool
 ) -> OptimizeResult:
-    plan, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
+    decided, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
+    work, before = _run_passes(decided, catalog, options, sources)
+    result = report(work, before)
+    result.decisions.extend(inner_decisions)
+    if baseline:
+        # without a kept decision every predicate went as deep as legal: the plan is the rule-based one
+        kept = any(d.get("action") == "kept" for d in result.decisions)
+        result.baseline_total = _rule_based_total(plan, catalog, options, sources) if kept else result.total_after
+    return result
+
+
+def _run_passes(
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+) -> tuple[Work, list[NodeCost]]:
+    """The passes of ``PIPELINE`` over ``plan`` (its subqueries decided), and the cost table of ``plan``."""
     estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
     model.drop_unread(ndv_drops(plan, []))  # NDVs nothing above reads stay out of estimates (placement: again)
@@ -76,9 +96,19 @@ def _optimize(
     work = Work(plan, catalog, options, model)
     for _, run in PIPELINE:
         run(work)
-    result = report(work, before)
-    result.decisions.extend(inner_decisions)
-    return result
+    return work, before
+
+
+def _rule_based_total(
+    plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
+) -> float:
+    """What ``optimize`` in mode ``always`` reports as the rewritten plan's cost, without its report: the
+    plan already read, and its estimates and texts remembered (``plan_memo``), are used again."""
+    always = replace(options, mode="always")
+    decided, _ = _optimize_subqueries(plan, catalog, always, sources)
+    work, _ = _run_passes(decided, catalog, always, sources)
+    assert work.final is not None, "rewrite runs last"
+    return work.model.total(work.final)
 
 
 def _optimize_subqueries(
@@ -114,13 +144,23 @@ def _optimize_subqueries(
     return rebuilt[plan.id], decisions
 
 
-def optimize_wire(plan: Any, catalog: Any = None, options: Any = None) -> dict[str, Any]:
-    """Wire in, wire out: the library form of ``POST /optimize``. Raises ``PlanError``."""
+def optimize_wire(
+    plan: Any,
+    catalog: Any = None,
+    options: Any = None,
+    sources: tuple[SelectivitySource, ...] | None = None,
+    baseline: bool = False,
+) -> dict[str, Any]:
+    """Wire in, wire out: the library form of ``POST /optimize``. Raises ``PlanError``.
+
+    ``sources``: the estimator's chain (default ``DEFAULT_SOURCES``); ``baseline``: the answer's ``cost`` also
+    has ``baseline``, what rule-based pushdown's plan costs (see ``optimize``).
+    """
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
     with plan_memo():
         node = plan_from_wire(plan, cat, functions=opts.functions)
-        out = optimize(node, cat, opts).to_wire()
+        out = optimize(node, cat, opts, sources, baseline).to_wire()
     unique_node_ids(out.get("plan"))
     return out
 

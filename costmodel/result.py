@@ -27,6 +27,8 @@ class OptimizeResult:
     warnings: list[str] = field(default_factory=list)
     estimate: Callable[[Expr], Any] | None = None
     scans: list[dict[str, Any]] = field(default_factory=list)
+    #: what the plan rule-based pushdown runs (mode ``always``) costs, when asked for (``optimize``)
+    baseline_total: float | None = None
 
     @property
     def total_before(self) -> float:
@@ -47,6 +49,7 @@ class OptimizeResult:
                 "before": {"total": round(self.total_before, 4), "nodes": [c.to_wire() for c in self.before]},
                 "after": {"total": round(self.total_after, 4), "nodes": [c.to_wire() for c in self.after]},
                 "savings": savings(self.total_before, self.total_after),
+                **({} if self.baseline_total is None else {"baseline": {"total": round(self.baseline_total, 4)}}),
             },
             "explain": {
                 "before": explain(self.original, before, estimate=self.estimate),

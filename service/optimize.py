@@ -259,16 +259,14 @@ class OptimizeService:
             chain = sample_sources(samples) or DEFAULT_SOURCES
             learned = self.feedback.source_for(request.catalog, request.context, chain)
         front = (learned,) if learned is not None else ()
-        engine = partial(optimize_with_samples, samples=samples, front=front)
+        engine = partial(optimize_with_samples, samples=samples, front=front, baseline=True)
         original, response = self._run(resolved, engine)
         if learned is not None and learned.details:  # feedback answered: say what it changed
             _, unlearned = self._run(resolved, partial(optimize_with_samples, samples=samples))
             annotate(response, unlearned, learned.details)
         elif not use_feedback:
             response["feedback"] = {"enabled": False}
-        mode = (options or {}).get("mode", "cost")
-        always = {**(options or {}), "mode": "always"}
-        add_baseline(response, mode, lambda: engine(original, catalog, always))
+        add_baseline(response)
         warn_cross_products(response, original)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already

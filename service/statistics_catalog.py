@@ -95,19 +95,18 @@ def sample_sources(samples: dict[str, Sample]) -> tuple[Any, ...] | None:
 
 
 def optimize_with_samples(
-    plan: Any, catalog: Any, options: Any, samples: dict[str, Sample] | None = None, front: tuple[Any, ...] = ()
+    plan: Any,
+    catalog: Any,
+    options: Any,
+    samples: dict[str, Sample] | None = None,
+    front: tuple[Any, ...] = (),
+    baseline: bool = False,
 ) -> dict[str, Any]:
     """``costmodel.optimize_wire`` with the sample source in front of the estimator chain, and ``front`` (e.g. the
-    feedback source) before that."""
-    from costmodel import catalog_from_wire, optimize, options_from_wire, plan_from_wire
+    feedback source) before that; ``baseline`` as ``optimize_wire``'s."""
+    from costmodel import optimize_wire
     from costmodel.estimate import DEFAULT_SOURCES
 
     sources = sample_sources(samples or {})
-    if sources is None and not front:
-        from costmodel import optimize_wire
-
-        return optimize_wire(plan, catalog, options)
-    cat = catalog_from_wire(catalog)
-    opts = options_from_wire(options)
-    chain = (*front, *(sources if sources is not None else DEFAULT_SOURCES))
-    return optimize(plan_from_wire(plan, cat, functions=opts.functions), cat, opts, sources=chain).to_wire()
+    chain = None if sources is None and not front else (*front, *(sources or DEFAULT_SOURCES))
+    return optimize_wire(plan, catalog, options, sources=chain, baseline=baseline)
