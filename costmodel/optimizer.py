@@ -8,7 +8,9 @@ operator, estimates, cost tables, EXPLAIN.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from costmodel.catalog import Catalog, catalog_from_wire
@@ -121,17 +123,8 @@ def _optimize_subqueries(
     columns are produced by no operator inside it, so predicates reading them stay where they are legal.
     """
     decisions: list[dict[str, Any]] = []
-
-    def inner(expr: Expr) -> Expr | None:
-        if isinstance(expr, Subquery):
-            result = optimize(expr.plan, catalog, options, sources)
-            decisions.extend(result.decisions)
-            return replace(expr, plan=result.plan)
-        return None
-
-    def fix(expr: Expr) -> Expr:
-        return transform(expr, inner) if has_subquery(expr) else expr
-
+    # partials of module functions, not closures: in a compiled build a closure is a reference cycle
+    fix = partial(_with_subqueries_decided, partial(_decided, catalog, options, sources, decisions))
     rebuilt: dict[str, Node] = {}
     for node in reversed(list(walk_plan(plan))):  # children before parents
         kids = tuple(rebuilt[k.id] for k in children(node))
@@ -142,6 +135,25 @@ def _optimize_subqueries(
             new = with_children(new, kids)
         rebuilt[node.id] = new
     return rebuilt[plan.id], decisions
+
+
+def _decided(
+    catalog: Catalog,
+    options: Options,
+    sources: tuple[SelectivitySource, ...] | None,
+    decisions: list[dict[str, Any]],
+    expr: Expr,
+) -> Expr | None:
+    """A subquery with its plan decided (its decisions added to ``decisions``); None for other expressions."""
+    if isinstance(expr, Subquery):
+        result = optimize(expr.plan, catalog, options, sources)
+        decisions.extend(result.decisions)
+        return replace(expr, plan=result.plan)
+    return None
+
+
+def _with_subqueries_decided(decide: Callable[[Expr], Expr | None], expr: Expr) -> Expr:
+    return transform(expr, decide) if has_subquery(expr) else expr
 
 
 def optimize_wire(

@@ -231,21 +231,22 @@ def with_children(node: Node, kids: Sequence[Node]) -> Node:
     return kind_of(node).with_children(node, kids)
 
 
+def _named_map(items: tuple[NamedExpr, ...], fn: Callable[[Expr], Expr]) -> tuple[NamedExpr, ...]:
+    """``items`` with ``fn`` applied to each expression; the same tuple when nothing changed."""
+    out = tuple(replaced(e, expr=fn(e.expr)) for e in items)
+    return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
+
+
 def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
     """``node`` with ``fn`` applied to every expression it holds (children untouched)."""
-
-    def named(items: tuple[NamedExpr, ...]) -> tuple[NamedExpr, ...]:
-        out = tuple(replaced(e, expr=fn(e.expr)) for e in items)
-        return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
-
     if isinstance(node, Scan) and node.filters:
         return replaced(node, filters=tuple(fn(f) for f in node.filters))
     if isinstance(node, Filter):
         return replaced(node, predicate=fn(node.predicate))
     if isinstance(node, Project):
-        return replaced(node, exprs=named(node.exprs))
+        return replaced(node, exprs=_named_map(node.exprs, fn))
     if isinstance(node, Aggregate):
-        return replaced(node, group_by=named(node.group_by), aggregates=named(node.aggregates))
+        return replaced(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
     if isinstance(node, Join) and node.on is not None:
         return replaced(node, on=fn(node.on))
     if isinstance(node, Sort):
@@ -255,7 +256,7 @@ def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
             node,
             partition_by=tuple(fn(p) for p in node.partition_by),
             order_by=tuple(replaced(k, expr=fn(k.expr)) for k in node.order_by),
-            functions=named(node.functions),
+            functions=_named_map(node.functions, fn),
         )
     return node
 

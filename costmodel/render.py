@@ -98,44 +98,36 @@ def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> S
     fn = expr.fn
     args = expr.args
     prec = _PRECEDENCE.get(fn, 10)
-
-    def r(arg: Expr, p: int = prec + 1) -> Step[str]:
-        return _render(arg, name_of, p)
-
-    def listed(items: tuple[Expr, ...], p: int) -> Step[list[str]]:
-        out = []
-        for item in items:
-            out.append((yield r(item, p)))
-        return out
-
+    tight = prec + 1  # an operand binding tighter than this operator needs no parentheses
+    # sub-calls go to module functions, not closures: in a compiled build a closure is a reference cycle
     if fn in ("and", "or"):
-        text = f" {fn.upper()} ".join((yield listed(args, prec)))
+        text = f" {fn.upper()} ".join((yield _listed(args, name_of, prec)))
     elif fn == "not":
-        text = f"NOT {(yield r(args[0]))}"
+        text = f"NOT {(yield _render(args[0], name_of, tight))}"
     elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
         op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
-        left = yield r(args[0], prec)
-        text = f"{left} {op} {(yield r(args[1]))}"
+        left = yield _render(args[0], name_of, prec)
+        text = f"{left} {op} {(yield _render(args[1], name_of, tight))}"
     elif fn == "neg":
-        text = f"-{(yield r(args[0]))}"
+        text = f"-{(yield _render(args[0], name_of, tight))}"
     elif fn in LIKES or fn in ("rlike", "regexp"):
-        left = yield r(args[0])
-        text = f"{left} {fn.upper().replace('_', ' ')} {(yield r(args[1]))}"
+        left = yield _render(args[0], name_of, tight)
+        text = f"{left} {fn.upper().replace('_', ' ')} {(yield _render(args[1], name_of, tight))}"
     elif fn == "in":
-        needle = yield r(args[0])
-        text = f"{needle} IN ({', '.join((yield listed(args[1:], 0)))})"
+        needle = yield _render(args[0], name_of, tight)
+        text = f"{needle} IN ({', '.join((yield _listed(args[1:], name_of, 0)))})"
     elif fn == "between":
-        x, low, high = yield listed(args[:3], prec + 1)
+        x, low, high = yield _listed(args[:3], name_of, prec + 1)
         text = f"{x} BETWEEN {low} AND {high}"
     elif fn == "is_null":
-        text = f"{(yield r(args[0]))} IS NULL"
+        text = f"{(yield _render(args[0], name_of, tight))} IS NULL"
     elif fn == "is_not_null":
-        text = f"{(yield r(args[0]))} IS NOT NULL"
+        text = f"{(yield _render(args[0], name_of, tight))} IS NOT NULL"
     elif fn == "cast":
-        return f"CAST({(yield r(args[0], 0))} AS {expr.type})"
+        return f"CAST({(yield _render(args[0], name_of, 0))} AS {expr.type})"
     elif fn == "case":
         parts = ["CASE"]
-        rendered = yield listed(args, 0)
+        rendered = yield _listed(args, name_of, 0)
         pairs = len(args) // 2
         for i in range(pairs):
             parts.append(f"WHEN {rendered[2 * i]} THEN {rendered[2 * i + 1]}")
@@ -144,9 +136,17 @@ def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> S
         parts.append("END")
         return " ".join(parts)
     elif fn == "udf":
-        return f"{expr.name}({', '.join((yield listed(args, 0)))})"
+        return f"{expr.name}({', '.join((yield _listed(args, name_of, 0)))})"
     else:
-        inner = ", ".join((yield listed(args, 0))) if args else ("*" if fn == "count" else "")
+        inner = ", ".join((yield _listed(args, name_of, 0))) if args else ("*" if fn == "count" else "")
         prefix = "DISTINCT " if expr.distinct else ""
         return f"{fn}({prefix}{inner})"
     return f"({text})" if prec < parent_prec else text
+
+
+def _listed(items: tuple[Expr, ...], name_of: Callable[[Column], str], prec: int) -> Step[list[str]]:
+    """Each of ``items`` rendered (``_render``), in order."""
+    out = []
+    for item in items:
+        out.append((yield _render(item, name_of, prec)))
+    return out

@@ -24,20 +24,9 @@ MAX_DERIVED = 200
 def infer(work: Work) -> None:
     if work.options.mode == "never":
         return
-    preds, skeleton, options = work.preds, work.require_skeleton(), work.options
-    limit = len(preds) + MAX_DERIVED  # derived predicates are appended to the same list
-    seen = {(p.root.node.id, p.root.kind, p.form) for p in preds}
-    queue: list[Pred] = []
-
-    def add(join: Join, side: int, form: Expr, reason: str) -> None:
-        child = children(join)[side]
-        key = (child.id, ABOVE, form)
-        if key in seen or len(preds) >= limit:
-            return
-        seen.add(key)
-        root = build_region(Position(child, ABOVE, form), options.scan_pushdown)
-        preds.append(Pred(len(preds), form, "derived", root, None, reason, join.id))
-        queue.append(preds[-1])
+    skeleton = work.require_skeleton()
+    derived = _Derived(work)
+    add, queue = derived.add, derived.queue
 
     # OR conditions that stay in a join's ON can still lend each side a filter
     for node in walk_plan(skeleton):
@@ -46,7 +35,7 @@ def infer(work: Work) -> None:
                 for side, form in derive_per_side(part, node, ON_SIDES[node.type]):
                     add(node, side, form, Reason.DERIVED_FROM_OR)
 
-    queue.extend(preds)
+    queue.extend(work.preds)
     equalities = KeyEqualities(skeleton)
     while queue:
         check_deadline()
@@ -60,3 +49,25 @@ def infer(work: Work) -> None:
             if pos.kind == ABOVE and pos.stop is not None and pos.stop.reason == Reason.REFERENCES_BOTH_SIDES:
                 for side, form in derive_per_side(pos.form, join, WHERE_SIDES[join.type]):
                     add(join, side, form, Reason.DERIVED_FROM_OR)
+
+
+class _Derived:
+    """Derived predicates joining ``work.preds``, each new one queued to derive from in turn (a class, not a
+    closure: in a compiled build a closure is a reference cycle)."""
+
+    def __init__(self, work: Work):
+        self.preds, self.scan_pushdown = work.preds, work.options.scan_pushdown
+        self.limit = len(self.preds) + MAX_DERIVED  # derived predicates are appended to the same list
+        self.seen = {(p.root.node.id, p.root.kind, p.form) for p in self.preds}
+        self.queue: list[Pred] = []
+
+    def add(self, join: Join, side: int, form: Expr, reason: str) -> None:
+        """``form`` above input ``side`` of ``join``, unless it is there already or the limit is reached."""
+        child = children(join)[side]
+        key = (child.id, ABOVE, form)
+        if key in self.seen or len(self.preds) >= self.limit:
+            return
+        self.seen.add(key)
+        root = build_region(Position(child, ABOVE, form), self.scan_pushdown)
+        self.preds.append(Pred(len(self.preds), form, "derived", root, None, reason, join.id))
+        self.queue.append(self.preds[-1])

@@ -52,62 +52,8 @@ def _blocked(part: Expr, operator: str, reason: Reason) -> dict[str, Any]:
 
 
 def _strip(plan: Node, work: Work) -> Node:
-    preds, fixed, rewrites = work.preds, work.fixed, work.rewrites
-
-    def add(form: Expr, kind: str, node: Node, pos_kind: str, origin_filter: str | None) -> None:
-        root = Position(node, pos_kind, form)
-        preds.append(Pred(len(preds), form, kind, root, origin_filter))
-
-    def visit(node: Node, kids: list[Node]) -> Node:
-        """``node`` over its already stripped children ``kids``."""
-        if isinstance(node, Filter):
-            below = kids[0]
-            stay: list[Expr] = []
-            movable: list[Expr] = []
-            for part, reason in classify_conjuncts(node.predicate):
-                if reason is not None:
-                    stay.append(part)
-                    fixed.append(_blocked(part, below.id, reason))
-                    continue
-                folded = fold_conjunct(part)
-                if folded is None:
-                    rewrites.append({"rule": "remove_always_true", "operator": node.id, "predicate": to_sql(part)})
-                    continue
-                if folded is FALSE and part is not FALSE:
-                    rewrites.append(
-                        {
-                            "rule": "never_true",
-                            "operator": node.id,
-                            "predicate": to_sql(part),
-                            "detail": "the predicate is never true: the result is empty",
-                        }
-                    )
-                movable.append(folded)
-            for part in movable:
-                add(part, "where", below, ABOVE, node.id)
-            if stay:
-                return Filter(node.id, and_(stay), below)
-            return below
-        node = with_children(node, kids)
-        if isinstance(node, Join) and node.on is not None:
-            keep: list[Expr] = []
-            for part in conjuncts(node.on):
-                one_side = side_of(part, node) is not None and constant_truth(part) is not Truth.TRUE
-                if one_side and is_deterministic(part) and not has_aggregate_or_window(part):
-                    add(part, "on", node, ON, None)
-                    continue
-                keep.append(part)
-                if one_side:
-                    reason = (
-                        Reason.NONDETERMINISTIC_PREDICATE
-                        if not is_deterministic(part)
-                        else Reason.AGGREGATE_IN_PREDICATE
-                    )
-                    reason = Reason.UNKNOWN_FUNCTION if opaque_names(part) else reason
-                    fixed.append(_blocked(part, node.id, reason))
-            node = replace(node, on=and_(keep) if keep else None)
-        return node
-
+    """``plan`` without its movable conjuncts, which become ``work.preds``."""
+    stripper = _Stripper(work)
     # children before parents, left to right, with an explicit stack (a plan may be 10,000 levels deep)
     done: list[Node] = []
     stack: list[tuple[Node, bool]] = [(plan, False)]
@@ -120,8 +66,71 @@ def _strip(plan: Node, work: Work) -> Node:
             continue
         stripped = done[len(done) - len(kids) :]
         del done[len(done) - len(kids) :]
-        done.append(visit(node, stripped))
+        done.append(stripper.visit(node, stripped))
     return done[0]
+
+
+class _Stripper:
+    """What ``_strip`` does at each node (a class, not closures: in a compiled build a closure is a cycle)."""
+
+    def __init__(self, work: Work):
+        self.work = work
+
+    def add(self, form: Expr, kind: str, node: Node, pos_kind: str, origin_filter: str | None) -> None:
+        preds = self.work.preds
+        preds.append(Pred(len(preds), form, kind, Position(node, pos_kind, form), origin_filter))
+
+    def visit(self, node: Node, kids: list[Node]) -> Node:
+        """``node`` over its already stripped children ``kids``."""
+        if isinstance(node, Filter):
+            below = kids[0]
+            stay: list[Expr] = []
+            movable: list[Expr] = []
+            for part, reason in classify_conjuncts(node.predicate):
+                if reason is not None:
+                    stay.append(part)
+                    self.work.fixed.append(_blocked(part, below.id, reason))
+                    continue
+                folded = fold_conjunct(part)
+                if folded is None:
+                    self.work.rewrites.append(
+                        {"rule": "remove_always_true", "operator": node.id, "predicate": to_sql(part)}
+                    )
+                    continue
+                if folded is FALSE and part is not FALSE:
+                    self.work.rewrites.append(
+                        {
+                            "rule": "never_true",
+                            "operator": node.id,
+                            "predicate": to_sql(part),
+                            "detail": "the predicate is never true: the result is empty",
+                        }
+                    )
+                movable.append(folded)
+            for part in movable:
+                self.add(part, "where", below, ABOVE, node.id)
+            if stay:
+                return Filter(node.id, and_(stay), below)
+            return below
+        node = with_children(node, kids)
+        if isinstance(node, Join) and node.on is not None:
+            keep: list[Expr] = []
+            for part in conjuncts(node.on):
+                one_side = side_of(part, node) is not None and constant_truth(part) is not Truth.TRUE
+                if one_side and is_deterministic(part) and not has_aggregate_or_window(part):
+                    self.add(part, "on", node, ON, None)
+                    continue
+                keep.append(part)
+                if one_side:
+                    reason = (
+                        Reason.NONDETERMINISTIC_PREDICATE
+                        if not is_deterministic(part)
+                        else Reason.AGGREGATE_IN_PREDICATE
+                    )
+                    reason = Reason.UNKNOWN_FUNCTION if opaque_names(part) else reason
+                    self.work.fixed.append(_blocked(part, node.id, reason))
+            node = replace(node, on=and_(keep) if keep else None)
+        return node
 
 
 def _mark_guards(work: Work) -> None:

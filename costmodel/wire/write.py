@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from costmodel.expr import Column, Expr, Literal, Subquery
@@ -84,10 +85,7 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
 
 def _plan_to_wire(node: Node) -> dict[str, Any]:
     written: dict[int, dict[str, Any]] = {}
-
-    def write_child(child: Node) -> dict[str, Any]:
-        return written[id(child)]
-
+    write_child = partial(_written, written)  # not a closure: in a compiled build that is a reference cycle
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         current, ready = stack.pop()
@@ -98,3 +96,8 @@ def _plan_to_wire(node: Node) -> dict[str, Any]:
         kind = kind_of(current)
         written[id(current)] = kind.write(current, Namer.for_node(current), write_child)
     return written[id(node)]
+
+
+def _written(written: dict[int, dict[str, Any]], child: Node) -> dict[str, Any]:
+    """``child``'s wire form, written before its parent (``_plan_to_wire``)."""
+    return written[id(child)]
