@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from costmodel.expr_names import AGGREGATES as AGGREGATES
@@ -26,6 +26,7 @@ from costmodel.expr_names import REGEXES as REGEXES
 from costmodel.expr_names import STRING_TYPES as STRING_TYPES
 from costmodel.expr_names import WINDOW_ONLY as WINDOW_ONLY
 from costmodel.expr_names import like_regex as like_regex
+from costmodel.rebuild import replaced
 
 if TYPE_CHECKING:  # for type checkers only: at run time expr imports nothing of plan (plan builds on expr)
     from costmodel.plan import Node
@@ -322,7 +323,7 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
             args = tuple(results[-count:])
             del results[-count:]
             if any(a is not b for a, b in zip(args, node.args, strict=True)):
-                node = replace(node, args=args)
+                node = replaced(node, args=args)
         result = fn(node)
         results.append(node if result is None else result)
     return results[0]

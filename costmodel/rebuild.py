@@ -2,8 +2,9 @@
 
 Placement rebuilds thousands of nodes per request (a candidate's path, each with new children), and
 ``dataclasses.replace`` looks the fields up, checks them and calls ``__init__`` every time. A node class here
-has no ``__post_init__`` and no slot besides its fields, so a copy is its fields set on a new object; a class
-that has either is copied by ``dataclasses.replace`` as before.
+has no ``__post_init__`` and no slot besides its fields, so a copy is its fields set on a new object; compiled
+by mypyc (a native class, no slots) it is its constructor called with every field; a class that has a
+``__post_init__`` or other state is copied by ``dataclasses.replace`` as before.
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True, slots=True)
@@ -29,21 +30,26 @@ _COPIERS: dict[type, Callable[..., Any] | None] = {}
 
 
 def _copier(cls: type) -> Callable[..., Any] | None:
-    """A function ``(obj, **changes)`` setting every field of a new ``cls`` object, written once per class."""
+    """A function ``(obj, **changes)`` making a new ``cls`` object from ``obj``'s fields, written once per class."""
     names = tuple(f.name for f in fields(cls))
     params = getattr(cls, "__dataclass_params__", None)
     plain = (
         params is not None
         and params.frozen
         and not hasattr(cls, "__post_init__")
-        and tuple(getattr(cls, "__slots__", ())) == names
         and all(f.init and f.name.isidentifier() for f in fields(cls))
     )
-    if not plain:
+    slotted = tuple(getattr(cls, "__slots__", ())) == names
+    native = tuple(getattr(cls, "__mypyc_attrs__", ())) == names  # compiled: no slots, a compiled constructor
+    if not plain or not (slotted or native):
         return None
-    lines = [f"def copy(obj, *, {', '.join(f'{n}=MISSING' for n in names)}):", "    new = new_(cls)"]
-    lines += [f"    set_(new, {n!r}, obj.{n} if {n} is MISSING else {n})" for n in names]
-    lines.append("    return new")
+    head = f"def copy(obj, *, {', '.join(f'{n}=MISSING' for n in names)}):"
+    if native:
+        lines = [head, f"    return cls({', '.join(f'{n}=obj.{n} if {n} is MISSING else {n}' for n in names)})"]
+    else:
+        lines = [head, "    new = new_(cls)"]
+        lines += [f"    set_(new, {n!r}, obj.{n} if {n} is MISSING else {n})" for n in names]
+        lines.append("    return new")
     scope: dict[str, Any] = {"MISSING": _MISSING, "new_": object.__new__, "set_": object.__setattr__, "cls": cls}
     exec("\n".join(lines), scope)  # noqa: S102 - the source is made of a dataclass's own field names
     copy: Callable[..., Any] = scope["copy"]

@@ -14,7 +14,6 @@ where an earlier predicate or a join condition stood (its guards).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from costmodel.expr import (
@@ -33,6 +32,7 @@ from costmodel.passes.work import Work
 from costmodel.plan import Filter, Join, Node, children, walk_plan, with_children
 from costmodel.positions import ABOVE, ON, Position, Pred
 from costmodel.reasons import Reason
+from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rules.join import side_of
 from costmodel.rules.split_conjunctions import classify_conjuncts, fold_conjunct
@@ -129,7 +129,7 @@ class _Stripper:
                     )
                     reason = Reason.UNKNOWN_FUNCTION if opaque_names(part) else reason
                     self.work.fixed.append(_blocked(part, node.id, reason))
-            node = replace(node, on=and_(keep) if keep else None)
+            node = replaced(node, on=and_(keep) if keep else None)
         return node
 
 
