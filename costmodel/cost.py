@@ -15,14 +15,28 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
 from costmodel.estimate_live import without
-from costmodel.expr import Call, Column, Expr, Subquery, and_, column_ids, conjuncts, per_row_cost, walk
+from costmodel.expr import (
+    ARITHMETIC,
+    BOOLEAN,
+    COMPARISONS,
+    LIKES,
+    REGEXES,
+    Call,
+    Column,
+    Expr,
+    Subquery,
+    and_,
+    column_ids,
+    conjuncts,
+    walk,
+)
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
 from costmodel.plan import Join, Node, Scan, children, node_expressions, op_name, walk_plan
@@ -31,7 +45,7 @@ from costmodel.plan import Join, Node, Scan, children, node_expressions, op_name
 MAX_ESTIMATE = 1e30
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class NodeCost:
     id: str
     operator: str
@@ -42,6 +56,26 @@ class NodeCost:
     subtree_cost: float
     #: per-input rows (one per child; a scan's table rows)
     inputs: tuple[float, ...]
+
+    def __init__(
+        self,
+        id: str,
+        operator: str,
+        rows_in: float,
+        rows_out: float,
+        k: float,
+        cost: float,
+        subtree_cost: float,
+        inputs: tuple[float, ...],
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "operator", operator)
+        object.__setattr__(self, "rows_in", rows_in)
+        object.__setattr__(self, "rows_out", rows_out)
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "cost", cost)
+        object.__setattr__(self, "subtree_cost", subtree_cost)
+        object.__setattr__(self, "inputs", inputs)
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -58,7 +92,7 @@ def _round(x: float) -> float:
     return round(x, 4) if abs(x) < 1000 else round(x, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class RowEstimate:
     """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters."""
 
@@ -66,8 +100,20 @@ class RowEstimate:
     ndv: Mapping[int, float]
     #: rows and NDVs this subtree would emit with no filter applied since the last aggregate, set
     #: operation or limit: joins are estimated on these and scaled by what the filters keep (see _join)
-    base_rows: float = 0.0
-    base_ndv: Mapping[int, float] = field(default_factory=dict)
+    base_rows: float
+    base_ndv: Mapping[int, float]
+
+    def __init__(
+        self,
+        cost: NodeCost,
+        ndv: Mapping[int, float],
+        base_rows: float,
+        base_ndv: Mapping[int, float],
+    ) -> None:
+        object.__setattr__(self, "cost", cost)
+        object.__setattr__(self, "ndv", ndv)
+        object.__setattr__(self, "base_rows", base_rows)
+        object.__setattr__(self, "base_ndv", base_ndv)
 
 
 def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
@@ -317,3 +363,36 @@ def savings(before: float, after: float) -> float:
     if before <= 0 or math.isclose(before, after):
         return 0.0
     return round(1 - after / before, 6)
+
+
+def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:
+    """Cost of evaluating ``expr`` once, relative to a plain comparison (= 1)."""
+    total = 0.0
+    for node in walk(expr):
+        if isinstance(node, Subquery):
+            total += costs["subquery"]
+        elif isinstance(node, Call):
+            fn = node.fn
+            if fn == "udf" or node.opaque:
+                total += node.cost if node.cost is not None else costs["udf"]
+            elif node.cost is not None:  # a declared function
+                total += node.cost
+            elif fn in BOOLEAN:
+                total += costs["boolean"]
+            elif fn in COMPARISONS or fn in ("is_null", "is_not_null"):
+                total += costs["comparison"]
+            elif fn == "in":
+                total += costs["comparison"] + costs["in_item"] * max(0, len(node.args) - 1)
+            elif fn == "between":
+                total += 2 * costs["comparison"]
+            elif fn in ARITHMETIC or fn == "cast":
+                total += costs["arithmetic"]
+            elif fn in LIKES:
+                total += costs["like"]
+            elif fn in REGEXES:
+                total += costs["regex"]
+            elif fn == "case":
+                total += costs["comparison"]
+            else:
+                total += costs["function"]
+    return max(total, 1.0)

@@ -43,7 +43,7 @@ DEFAULTS: dict[str, float] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class SelectivityEstimate:
     """Fraction of rows a predicate keeps, with an interval and where it came from."""
 
@@ -52,6 +52,15 @@ class SelectivityEstimate:
     high: float
     source: str
     sample_size: int | None = None
+
+    def __init__(
+        self, selectivity: float, low: float, high: float, source: str, sample_size: int | None = None
+    ) -> None:
+        object.__setattr__(self, "selectivity", selectivity)
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "high", high)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "sample_size", sample_size)
 
     def to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -64,7 +73,7 @@ class SelectivityEstimate:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class ColumnInfo:
     """Statistics of a base column, with its table's row count."""
 
@@ -72,6 +81,12 @@ class ColumnInfo:
     table_rows: float | None
     table: str
     column: str
+
+    def __init__(self, stats: ColumnStats | None, table_rows: float | None, table: str, column: str) -> None:
+        object.__setattr__(self, "stats", stats)
+        object.__setattr__(self, "table_rows", table_rows)
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "column", column)
 
     @property
     def null_fraction(self) -> float | None:

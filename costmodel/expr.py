@@ -50,7 +50,7 @@ def use_plan_walker(walker: Callable[[PlanNode], Iterator[Expr]]) -> None:
     _plan_expressions = walker
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class Column:
     """A column reference. ``name`` is the spelling shown; ``cid`` the bound identity."""
 
@@ -58,14 +58,23 @@ class Column:
     cid: int = -1
     type: str = "unknown"
 
+    def __init__(self, name: str, cid: int = -1, type: str = "unknown") -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "cid", cid)
+        object.__setattr__(self, "type", type)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class Literal:
     value: Any
     type: str = "unknown"
 
+    def __init__(self, value: Any, type: str = "unknown") -> None:
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "type", type)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class Call:
     """Any operator or function call, by its SQL spelling (``=``, ``and``, ``like``, ``sum``).
 
@@ -87,6 +96,28 @@ class Call:
     #: maybe failing, of unknown cost; never moved (docs/api.md, "functions")
     opaque: bool = False
 
+    def __init__(
+        self,
+        fn: str,
+        args: tuple[Expr, ...] = (),
+        distinct: bool = False,
+        type: str | None = None,
+        name: str | None = None,
+        cost: float | None = None,
+        deterministic: bool = True,
+        may_fail: bool = False,
+        opaque: bool = False,
+    ) -> None:
+        object.__setattr__(self, "fn", fn)
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "distinct", distinct)
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "cost", cost)
+        object.__setattr__(self, "deterministic", deterministic)
+        object.__setattr__(self, "may_fail", may_fail)
+        object.__setattr__(self, "opaque", opaque)
+
     def __eq__(self, other: object) -> bool:
         """Structural, without recursion (an expression may nest 10,000 levels)."""
         if not isinstance(other, Call):
@@ -97,7 +128,7 @@ class Call:
         return _hash(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class Subquery:
     """A scalar, ``exists`` or ``in`` subquery. ``outer_refs``: outer columns it reads."""
 
@@ -105,6 +136,14 @@ class Subquery:
     plan: Node
     args: tuple[Expr, ...] = ()
     outer_refs: frozenset[int] = frozenset()
+
+    def __init__(
+        self, kind: str, plan: Node, args: tuple[Expr, ...] = (), outer_refs: frozenset[int] = frozenset()
+    ) -> None:
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "plan", plan)
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "outer_refs", outer_refs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Subquery):
@@ -332,39 +371,3 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
 def substitute(expr: Expr, mapping: Mapping[int, Expr]) -> Expr:
     """Replace columns by cid, e.g. a project's output column by the expression that computes it."""
     return transform(expr, lambda node: mapping.get(node.cid) if isinstance(node, Column) else None)
-
-
-# ---------------------------------------------------------------- cost
-
-
-def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:
-    """Cost of evaluating ``expr`` once, relative to a plain comparison (= 1)."""
-    total = 0.0
-    for node in walk(expr):
-        if isinstance(node, Subquery):
-            total += costs["subquery"]
-        elif isinstance(node, Call):
-            fn = node.fn
-            if fn == "udf" or node.opaque:
-                total += node.cost if node.cost is not None else costs["udf"]
-            elif node.cost is not None:  # a declared function
-                total += node.cost
-            elif fn in BOOLEAN:
-                total += costs["boolean"]
-            elif fn in COMPARISONS or fn in ("is_null", "is_not_null"):
-                total += costs["comparison"]
-            elif fn == "in":
-                total += costs["comparison"] + costs["in_item"] * max(0, len(node.args) - 1)
-            elif fn == "between":
-                total += 2 * costs["comparison"]
-            elif fn in ARITHMETIC or fn == "cast":
-                total += costs["arithmetic"]
-            elif fn in LIKES:
-                total += costs["like"]
-            elif fn in REGEXES:
-                total += costs["regex"]
-            elif fn == "case":
-                total += costs["comparison"]
-            else:
-                total += costs["function"]
-    return max(total, 1.0)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
 
 
-@dataclass
+@dataclass(init=False)  # __init__ written out: see docs/decisions/0003
 class Built:
     """A plan built from placements, with the object standing for each skeleton node (its filter, if any).
 
@@ -38,6 +38,12 @@ class Built:
     placements: Placements
     #: the plan's total cost, when known
     total: float | None = None
+
+    def __init__(self, root: Node, tops: dict[str, Node], placements: Placements, total: float | None = None) -> None:
+        self.root = root
+        self.tops = tops
+        self.placements = placements
+        self.total = total
 
 
 class Materializer:

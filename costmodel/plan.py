@@ -1,4 +1,4 @@
-"""Logical plan nodes: immutable, each with a stable ``id``.
+"""Logical plans: immutable nodes (``costmodel.plan_nodes``, re-exported here), each with a stable ``id``.
 
 Output columns are ``Field``s with a ``cid`` (column identity). A scan mints a
 cid per column; a project, aggregate or window mints one per computed output;
@@ -13,208 +13,33 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from costmodel.expr import COLUMN_IDS, HASHES, Column, Expr, PlanNode, use_plan_walker
+from costmodel.expr import COLUMN_IDS, HASHES, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
+from costmodel.plan_nodes import Aggregate as Aggregate
+from costmodel.plan_nodes import Alias as Alias
+from costmodel.plan_nodes import Distinct as Distinct
+from costmodel.plan_nodes import Field as Field
+from costmodel.plan_nodes import Filter as Filter
+from costmodel.plan_nodes import Generate as Generate
+from costmodel.plan_nodes import IndexLookup as IndexLookup
+from costmodel.plan_nodes import Join as Join
+from costmodel.plan_nodes import Limit as Limit
+from costmodel.plan_nodes import NamedExpr as NamedExpr
+from costmodel.plan_nodes import Node as Node
+from costmodel.plan_nodes import Project as Project
+from costmodel.plan_nodes import Sample as Sample
+from costmodel.plan_nodes import Scan as Scan
+from costmodel.plan_nodes import SetOp as SetOp
+from costmodel.plan_nodes import Sort as Sort
+from costmodel.plan_nodes import SortKey as SortKey
+from costmodel.plan_nodes import Window as Window
+from costmodel.plan_nodes import WindowFrame as WindowFrame
 from costmodel.rebuild import replaced
 from costmodel.render import TEXTS
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    cid: int
-    name: str
-    qualifier: str | None = None
-    type: str = "unknown"
-
-    def column(self) -> Column:
-        spelled = f"{self.qualifier}.{self.name}" if self.qualifier else self.name
-        return Column(spelled, self.cid, self.type)
-
-
-@dataclass(frozen=True, slots=True)
-class WindowFrame:
-    """A window function's frame, ``ROWS BETWEEN 1 PRECEDING AND CURRENT ROW``.
-
-    ``kind`` is ``rows`` or ``range``; a bound is ``unbounded preceding``,
-    ``N preceding``, ``current row``, ``N following`` or ``unbounded following``.
-    """
-
-    kind: str = "rows"
-    start: str = "unbounded preceding"
-    end: str = "current row"
-
-    def sql(self) -> str:
-        return f"{self.kind.upper()} BETWEEN {self.start.upper()} AND {self.end.upper()}"
-
-
-@dataclass(frozen=True, slots=True)
-class NamedExpr:
-    """``expr AS name``; ``cid`` is the output column it defines."""
-
-    expr: Expr
-    name: str
-    cid: int = -1
-    qualifier: str | None = None
-    partition_by: tuple[Expr, ...] | None = None  # per-function window partition, when it differs
-    frame: WindowFrame | None = None  # a window function's frame, when it has one
-
-
-@dataclass(frozen=True, slots=True)
-class SortKey:
-    expr: Expr
-    desc: bool = False
-    nulls_first: bool | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IndexLookup:
-    """Scan through an index (Dolt's "Indexed table access on index [...]")."""
-
-    index: str
-    columns: tuple[str, ...]
-    predicates: tuple[Expr, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Scan:
-    id: str
-    table: str
-    alias: str | None = None
-    filters: tuple[Expr, ...] = ()
-    fields: tuple[Field, ...] = ()
-    index: IndexLookup | None = None
-    #: the containers left to read after pruning (None: all of them)
-    containers: tuple[str, ...] | None = None
-    #: the column names the wire gave for a table the catalog does not know (written back as given)
-    columns: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Filter:
-    id: str
-    predicate: Expr
-    input: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Project:
-    id: str
-    exprs: tuple[NamedExpr, ...]
-    input: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Aggregate:
-    id: str
-    group_by: tuple[NamedExpr, ...]
-    aggregates: tuple[NamedExpr, ...]
-    input: Node
-    #: GROUPING SETS / ROLLUP / CUBE: each set lists the indexes of the group_by keys it groups by
-    #: (None: one grouping by every key). A key missing from a set is NULL in that set's rows.
-    grouping_sets: tuple[tuple[int, ...], ...] | None = None
-
-    def keys_in_every_set(self) -> set[int]:
-        """Column ids of the keys every grouping set groups by (all keys without grouping sets)."""
-        if self.grouping_sets is None:
-            return {k.cid for k in self.group_by}
-        common = set(range(len(self.group_by)))
-        for grouping in self.grouping_sets:
-            common &= set(grouping)
-        return {self.group_by[i].cid for i in common}
-
-
-@dataclass(frozen=True, slots=True)
-class Join:
-    id: str
-    type: str
-    on: Expr | None
-    left: Node
-    right: Node
-    null_aware: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SetOp:
-    """``union`` (all or distinct), ``intersect`` or ``except``; columns match by position."""
-
-    id: str
-    op: str
-    all: bool
-    inputs: tuple[Node, ...]
-    fields: tuple[Field, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Sort:
-    id: str
-    keys: tuple[SortKey, ...]
-    input: Node
-    limit: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Limit:
-    id: str
-    count: int | None
-    offset: int
-    input: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Window:
-    id: str
-    partition_by: tuple[Expr, ...]
-    order_by: tuple[SortKey, ...]
-    functions: tuple[NamedExpr, ...]
-    input: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Distinct:
-    id: str
-    input: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Alias:
-    """``FROM (...) AS name``: same columns (same cids) under a new qualifier."""
-
-    id: str
-    name: str
-    input: Node
-    fields: tuple[Field, ...] = ()
-    column_names: tuple[str, ...] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Generate:
-    """Each input row joined to the rows ``generator`` makes of it (``costmodel.kinds.generate``)."""
-
-    id: str
-    generator: Expr
-    outer: bool
-    alias: str
-    columns: tuple[Field, ...]
-    input: Node
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """A sample of its input's rows (``costmodel.kinds.sample``)."""
-
-    id: str
-    fraction: float
-    method: str
-    seed: int | None
-    input: Node
-
-
-Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Window | Distinct | Alias | Generate | Sample
 
 
 def op_name(node: Node) -> str:

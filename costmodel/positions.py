@@ -22,7 +22,7 @@ from costmodel.rules.scan import push_into_scan
 ABOVE, ON, SCAN = "above", "on", "scan"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003
 class Position:
     """The predicate as ``form`` on ``node``'s output (ABOVE), in its join condition (ON), or in its filters (SCAN)."""
 
@@ -36,6 +36,26 @@ class Position:
     #: an ON position a WHERE predicate reached from above: the end of its way down
     form_from_where: bool = False
 
+    def __init__(
+        self,
+        node: Node,
+        kind: str,
+        form: Expr,
+        below: list[Position] | None = None,
+        stop: Blocked | None = None,
+        cost_here: float | None = None,
+        best_below: float | None = None,
+        form_from_where: bool = False,
+    ) -> None:
+        self.node = node
+        self.kind = kind
+        self.form = form
+        self.below = [] if below is None else below
+        self.stop = stop
+        self.cost_here = cost_here
+        self.best_below = best_below
+        self.form_from_where = form_from_where
+
     @property
     def key(self) -> tuple[str, str]:
         return (self.node.id, self.kind)
@@ -48,7 +68,7 @@ class Position:
         return next((i for i, kid in enumerate(children(self.node)) if kid.id == target), None)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003
 class Pred:
     """One predicate to place: a WHERE conjunct, a join-condition conjunct, or a derived one."""
 
@@ -65,6 +85,30 @@ class Pred:
     #: a derived predicate placed by cost: the plan's cost with it at its best cut, logged beside the cost
     #: without it so that the decision (added only when strictly cheaper) recomputes from the log
     cost_with: float | None = None
+
+    def __init__(
+        self,
+        index: int,
+        form: Expr,
+        kind: str,
+        root: Position,
+        origin_filter: str | None = None,
+        derived_reason: str | None = None,
+        via: str | None = None,
+        cut: list[Position] | None = None,
+        stop_at: frozenset[str] = frozenset(),
+        cost_with: float | None = None,
+    ) -> None:
+        self.index = index
+        self.form = form
+        self.kind = kind
+        self.root = root
+        self.origin_filter = origin_filter
+        self.derived_reason = derived_reason
+        self.via = via
+        self.cut = [] if cut is None else cut
+        self.stop_at = stop_at
+        self.cost_with = cost_with
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:

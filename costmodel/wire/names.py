@@ -11,12 +11,16 @@ from costmodel.plan import Field, Join, Node, children, output_fields, scoped_me
 from costmodel.shared_walk import shared_bottom_up
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
 class NameIndex:
     """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case) and each cid's first field."""
 
     by_name: Mapping[str, frozenset[int]]
     first: Mapping[int, Field]
+
+    def __init__(self, by_name: Mapping[str, frozenset[int]], first: Mapping[int, Field]) -> None:
+        object.__setattr__(self, "by_name", by_name)
+        object.__setattr__(self, "first", first)
 
     @staticmethod
     def of(scope: tuple[Field, ...]) -> NameIndex:

@@ -1,0 +1,72 @@
+"""Dataclasses whose ``__init__`` is written out keep it in step with their fields.
+
+Compiled by mypyc, a frozen dataclass's generated ``__init__`` stays interpreted Python and costs about 430 ns;
+one written in the class body is a native constructor (about 30 ns). The engine's most built classes write it
+out (``init=False``; docs/decisions/0003-compiled-engine.md). These tests fail when a field is added, renamed,
+reordered or given a default without the ``__init__`` following.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from typing import Any, get_args
+
+import pytest
+
+import costmodel
+from costmodel.cost import NodeCost, RowEstimate
+from costmodel.estimate_types import ColumnInfo, SelectivityEstimate
+from costmodel.expr import Expr
+from costmodel.materialize import Built
+from costmodel.plan import Field, Node
+from costmodel.positions import Position, Pred
+from costmodel.wire.names import NameIndex
+
+
+def _written_out() -> list[type]:
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(costmodel.__path__, "costmodel."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            params = getattr(value, "__dataclass_params__", None)
+            if isinstance(value, type) and value.__module__ == info.name and params is not None and not params.init:
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return [found[name] for name in sorted(found)]
+
+
+WRITTEN_OUT = _written_out()
+
+
+def test_every_node_and_expression_class_and_the_hot_ones_write_their_init_out() -> None:
+    hot = {NodeCost, RowEstimate, Position, Pred, Built, NameIndex, ColumnInfo, SelectivityEstimate, Field}
+    assert {*get_args(Node), *get_args(Expr), *hot} <= set(WRITTEN_OUT)
+
+
+@pytest.mark.skipif(costmodel.COMPILED, reason="placeholder arguments of no declared type; the source is the same")
+@pytest.mark.parametrize("cls", WRITTEN_OUT, ids=lambda cls: cls.__name__)
+def test_init_sets_every_field_by_its_name(cls: type) -> None:
+    fields = dataclasses.fields(cls)
+    given = {f.name: object() for f in fields}
+    made = cls(**given)
+    assert {f.name: getattr(made, f.name) for f in fields} == given
+
+
+@pytest.mark.skipif(costmodel.COMPILED, reason="placeholder arguments of no declared type; the source is the same")
+@pytest.mark.parametrize("cls", WRITTEN_OUT, ids=lambda cls: cls.__name__)
+def test_init_defaults_are_the_fields_defaults(cls: type) -> None:
+    fields = dataclasses.fields(cls)
+    required = {f.name: object() for f in fields if _default(f) is dataclasses.MISSING}
+    made = cls(**required)
+    for f in fields:
+        if f.name not in required:
+            assert getattr(made, f.name) == _default(f), f.name
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
