@@ -45,7 +45,7 @@ from costmodel.plan import Join, Node, Scan, children, node_expressions, op_name
 MAX_ESTIMATE = 1e30
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class NodeCost:
     id: str
     operator: str
@@ -92,7 +92,7 @@ def _round(x: float) -> float:
     return round(x, 4) if abs(x) < 1000 else round(x, 1)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class RowEstimate:
     """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters."""
 

@@ -43,7 +43,7 @@ DEFAULTS: dict[str, float] = {
 }
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class SelectivityEstimate:
     """Fraction of rows a predicate keeps, with an interval and where it came from."""
 
@@ -73,7 +73,7 @@ class SelectivityEstimate:
         return out
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class ColumnInfo:
     """Statistics of a base column, with its table's row count."""
 

@@ -50,7 +50,7 @@ def use_plan_walker(walker: Callable[[PlanNode], Iterator[Expr]]) -> None:
     _plan_expressions = walker
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Column:
     """A column reference. ``name`` is the spelling shown; ``cid`` the bound identity."""
 
@@ -64,7 +64,7 @@ class Column:
         object.__setattr__(self, "type", type)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Literal:
     value: Any
     type: str = "unknown"
@@ -74,7 +74,7 @@ class Literal:
         object.__setattr__(self, "type", type)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Call:
     """Any operator or function call, by its SQL spelling (``=``, ``and``, ``like``, ``sum``).
 
@@ -128,7 +128,7 @@ class Call:
         return _hash(self)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Subquery:
     """A scalar, ``exists`` or ``in`` subquery. ``outer_refs``: outer columns it reads."""
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
 
 
-@dataclass(init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Built:
     """A plan built from placements, with the object standing for each skeleton node (its filter, if any).
 

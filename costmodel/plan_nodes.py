@@ -1,6 +1,6 @@
 """The plan's node and field classes (``costmodel.plan`` holds what works on them, and re-exports them).
 
-Each class writes its ``__init__`` out: compiled, that is a native constructor (docs/decisions/0003).
+Each class writes its ``__init__`` out: compiled, that is a native constructor (docs/decisions/0003-compiled-engine.md).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from costmodel.expr import Column, Expr
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Field:
     cid: int
     name: str
@@ -28,7 +28,7 @@ class Field:
         return Column(spelled, self.cid, self.type)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class WindowFrame:
     """A window function's frame, ``ROWS BETWEEN 1 PRECEDING AND CURRENT ROW``.
 
@@ -49,7 +49,7 @@ class WindowFrame:
         return f"{self.kind.upper()} BETWEEN {self.start.upper()} AND {self.end.upper()}"
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class NamedExpr:
     """``expr AS name``; ``cid`` is the output column it defines."""
 
@@ -77,7 +77,7 @@ class NamedExpr:
         object.__setattr__(self, "frame", frame)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class SortKey:
     expr: Expr
     desc: bool = False
@@ -89,7 +89,7 @@ class SortKey:
         object.__setattr__(self, "nulls_first", nulls_first)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class IndexLookup:
     """Scan through an index (Dolt's "Indexed table access on index [...]")."""
 
@@ -103,7 +103,7 @@ class IndexLookup:
         object.__setattr__(self, "predicates", predicates)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Scan:
     id: str
     table: str
@@ -137,7 +137,7 @@ class Scan:
         object.__setattr__(self, "columns", columns)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Filter:
     id: str
     predicate: Expr
@@ -149,7 +149,7 @@ class Filter:
         object.__setattr__(self, "input", input)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Project:
     id: str
     exprs: tuple[NamedExpr, ...]
@@ -161,7 +161,7 @@ class Project:
         object.__setattr__(self, "input", input)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Aggregate:
     id: str
     group_by: tuple[NamedExpr, ...]
@@ -195,7 +195,7 @@ class Aggregate:
         return {self.group_by[i].cid for i in common}
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Join:
     id: str
     type: str
@@ -213,7 +213,7 @@ class Join:
         object.__setattr__(self, "null_aware", null_aware)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class SetOp:
     """``union`` (all or distinct), ``intersect`` or ``except``; columns match by position."""
 
@@ -231,7 +231,7 @@ class SetOp:
         object.__setattr__(self, "fields", fields)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Sort:
     id: str
     keys: tuple[SortKey, ...]
@@ -245,7 +245,7 @@ class Sort:
         object.__setattr__(self, "limit", limit)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Limit:
     id: str
     count: int | None
@@ -259,7 +259,7 @@ class Limit:
         object.__setattr__(self, "input", input)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Window:
     id: str
     partition_by: tuple[Expr, ...]
@@ -282,7 +282,7 @@ class Window:
         object.__setattr__(self, "input", input)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Distinct:
     id: str
     input: Node
@@ -292,7 +292,7 @@ class Distinct:
         object.__setattr__(self, "input", input)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Alias:
     """``FROM (...) AS name``: same columns (same cids) under a new qualifier."""
 
@@ -317,7 +317,7 @@ class Alias:
         object.__setattr__(self, "column_names", column_names)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Generate:
     """Each input row joined to the rows ``generator`` makes of it (``costmodel.kinds.generate``)."""
 
@@ -339,7 +339,7 @@ class Generate:
         object.__setattr__(self, "input", input)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Sample:
     """A sample of its input's rows (``costmodel.kinds.sample``)."""
 

@@ -22,7 +22,7 @@ from costmodel.rules.scan import push_into_scan
 ABOVE, ON, SCAN = "above", "on", "scan"
 
 
-@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Position:
     """The predicate as ``form`` on ``node``'s output (ABOVE), in its join condition (ON), or in its filters (SCAN)."""
 
@@ -68,7 +68,7 @@ class Position:
         return next((i for i, kid in enumerate(children(self.node)) if kid.id == target), None)
 
 
-@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Pred:
     """One predicate to place: a WHERE conjunct, a join-condition conjunct, or a derived one."""
 

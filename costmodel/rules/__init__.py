@@ -14,7 +14,7 @@ from costmodel.expr import Expr
 from costmodel.reasons import Reason
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Crossing:
     """The predicate may move below the operator into child ``index`` as ``form``."""
 
@@ -26,7 +26,7 @@ class Crossing:
         object.__setattr__(self, "form", form)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Blocked:
     """The predicate must stay above the operator; ``reason`` is machine readable."""
 

@@ -11,7 +11,7 @@ from costmodel.plan import Field, Join, Node, children, output_fields, scoped_me
 from costmodel.shared_walk import shared_bottom_up
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003
+@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class NameIndex:
     """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case) and each cid's first field."""
 
