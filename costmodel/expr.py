@@ -3,8 +3,9 @@
 Columns carry a ``cid`` once bound (see ``costmodel.wire.read``): the identity of the
 column they read, so self-joins and re-aliased names never get confused.
 The helpers here answer the questions legality asks of a predicate: which columns it reads, whether it is
-deterministic, whether it holds aggregate or window calls, and what it costs per row (whether it can raise:
-``costmodel.expr_raise``); the function names they classify by are ``costmodel.expr_names``' (re-exported here).
+deterministic, whether it holds aggregate or window calls (whether it can raise: ``costmodel.expr_raise``;
+what it costs per row: ``costmodel.cost.per_row_cost``); the function names they classify by are
+``costmodel.expr_names``' (re-exported here).
 """
 
 from __future__ import annotations

@@ -81,9 +81,10 @@ def _optimize(
     result = report(work, before)
     result.decisions.extend(inner_decisions)
     if baseline:
-        # without a kept decision every predicate went as deep as legal: the plan is the rule-based one
-        kept = any(d.get("action") == "kept" for d in result.decisions)
-        result.baseline_total = _rule_based_total(plan, catalog, options, sources) if kept else result.total_after
+        # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
+        # rule-based one
+        differs = options.mode != "always" and any(d.get("action") == "kept" for d in result.decisions)
+        result.baseline_total = _rule_based_total(plan, catalog, options, sources) if differs else result.total_after
     return result
 
 
@@ -123,7 +124,7 @@ def _optimize_subqueries(
     columns are produced by no operator inside it, so predicates reading them stay where they are legal.
     """
     decisions: list[dict[str, Any]] = []
-    # partials of module functions, not closures: in a compiled build a closure is a reference cycle
+    # partials of module functions: compiled, closures calling each other are a reference cycle (ADR 0003)
     fix = partial(_with_subqueries_decided, partial(_decided, catalog, options, sources, decisions))
     rebuilt: dict[str, Node] = {}
     for node in reversed(list(walk_plan(plan))):  # children before parents
@@ -153,6 +154,7 @@ def _decided(
 
 
 def _with_subqueries_decided(decide: Callable[[Expr], Expr | None], expr: Expr) -> Expr:
+    """``expr`` with each subquery in it replaced by ``decide``'s result (``expr`` itself when it has none)."""
     return transform(expr, decide) if has_subquery(expr) else expr
 
 

@@ -99,7 +99,7 @@ def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> S
     args = expr.args
     prec = _PRECEDENCE.get(fn, 10)
     tight = prec + 1  # an operand binding tighter than this operator needs no parentheses
-    # sub-calls go to module functions, not closures: in a compiled build a closure is a reference cycle
+    # sub-calls go to module functions: compiled, closures calling each other are a reference cycle (ADR 0003)
     if fn in ("and", "or"):
         text = f" {fn.upper()} ".join((yield _listed(args, name_of, prec)))
     elif fn == "not":

@@ -1,5 +1,5 @@
-"""Parts of an answer added after the engine ran: the ``spark`` object (what to run on Spark), the rule-based
-baseline the savings are stated against, and the warning for a cross product in the query as written."""
+"""Parts of an answer added after the engine ran: the ``spark`` object (what to run on Spark), the savings
+against the rule-based baseline the engine costed, and the warning for a cross product in the query as written."""
 
 from __future__ import annotations
 
@@ -39,9 +39,10 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_wr
 
 
 def add_baseline(response: dict[str, Any]) -> None:
-    """The answer's ``cost.baseline`` (what the plan rule-based pushdown runs costs: Catalyst and every peer push
-    each filter as deep as legal; the engine costs it, ``optimize(baseline=True)``) gains its mode, and the
-    savings against it, the headline; ``savings_vs_written`` labels the old figure."""
+    """The answer's ``cost.baseline`` gains its mode and the savings against it, the headline;
+    ``savings_vs_written`` labels the old figure. The baseline is the cost of the plan rule-based pushdown runs
+    (Catalyst and every peer push each filter as deep as legal), which the engine computes when asked
+    (``optimize(baseline=True)``)."""
     cost = response["cost"]
     after = float(cost["after"]["total"])
     baseline = float(cost["baseline"]["total"])

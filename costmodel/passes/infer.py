@@ -52,8 +52,8 @@ def infer(work: Work) -> None:
 
 
 class _Derived:
-    """Derived predicates joining ``work.preds``, each new one queued to derive from in turn (a class, not a
-    closure: in a compiled build a closure is a reference cycle)."""
+    """Derived predicates joining ``work.preds``, each new one queued to derive from in turn (a class: the compiled
+    engine's garbage held the closure this replaced, docs/decisions/0003-compiled-engine.md)."""
 
     def __init__(self, work: Work):
         self.preds, self.scan_pushdown = work.preds, work.options.scan_pushdown

@@ -71,7 +71,7 @@ def _strip(plan: Node, work: Work) -> Node:
 
 
 class _Stripper:
-    """What ``_strip`` does at each node (a class, not closures: in a compiled build a closure is a cycle)."""
+    """What ``_strip`` does at each node (a class: compiled, closures calling each other are a reference cycle)."""
 
     def __init__(self, work: Work):
         self.work = work

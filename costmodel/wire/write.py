@@ -85,7 +85,7 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
 
 def _plan_to_wire(node: Node) -> dict[str, Any]:
     written: dict[int, dict[str, Any]] = {}
-    write_child = partial(_written, written)  # not a closure: in a compiled build that is a reference cycle
+    write_child = partial(_written, written)  # compiled, the closure this replaced was cyclic garbage (ADR 0003)
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         current, ready = stack.pop()

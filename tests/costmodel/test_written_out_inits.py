@@ -55,13 +55,25 @@ def test_init_sets_every_field_by_its_name(cls: type) -> None:
 
 @pytest.mark.skipif(costmodel.COMPILED, reason="placeholder arguments of no declared type; the source is the same")
 @pytest.mark.parametrize("cls", WRITTEN_OUT, ids=lambda cls: cls.__name__)
+def test_init_takes_the_fields_in_their_order(cls: type) -> None:
+    """Most callers build these positionally: a swapped pair of parameters must fail."""
+    fields = dataclasses.fields(cls)
+    given = [object() for _ in fields]
+    made = cls(*given)
+    assert [getattr(made, f.name) for f in fields] == given
+
+
+@pytest.mark.skipif(costmodel.COMPILED, reason="placeholder arguments of no declared type; the source is the same")
+@pytest.mark.parametrize("cls", WRITTEN_OUT, ids=lambda cls: cls.__name__)
 def test_init_defaults_are_the_fields_defaults(cls: type) -> None:
     fields = dataclasses.fields(cls)
     required = {f.name: object() for f in fields if _default(f) is dataclasses.MISSING}
-    made = cls(**required)
+    made, again = cls(**required), cls(**required)
     for f in fields:
         if f.name not in required:
             assert getattr(made, f.name) == _default(f), f.name
+            if f.default_factory is not dataclasses.MISSING:  # a fresh value each time, never a shared one
+                assert getattr(made, f.name) is not getattr(again, f.name), f.name
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:
