@@ -49,7 +49,7 @@ class OptimizeResult:
                 "before": {"total": round(self.total_before, 4), "nodes": [c.to_wire() for c in self.before]},
                 "after": {"total": round(self.total_after, 4), "nodes": [c.to_wire() for c in self.after]},
                 "savings": savings(self.total_before, self.total_after),
-                **({} if self.baseline_total is None else {"baseline": {"total": round(self.baseline_total, 4)}}),
+                **self._baseline(),
             },
             "explain": {
                 "before": explain(self.original, before, estimate=self.estimate),
@@ -60,3 +60,9 @@ class OptimizeResult:
             "warnings": self.warnings,
             "model_version": MODEL_VERSION,
         }
+
+    def _baseline(self) -> dict[str, Any]:
+        """``{"baseline": ...}`` when it was asked for: what rule-based pushdown's plan (mode ``always``) costs."""
+        if self.baseline_total is None:
+            return {}
+        return {"baseline": {"total": round(self.baseline_total, 4), "mode": "always"}}
