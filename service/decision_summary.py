@@ -28,6 +28,7 @@ Example::
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,8 +75,9 @@ def path_text(head: tuple[str, ...], tail: list[str], depth: int) -> str:
     return " > ".join((*head, f"… {left_out} more …", *tail[-PATH_TAIL:]))
 
 
-def operators(explain_before: str) -> dict[str, Operator]:
-    """Operators by id, read from the explain tree (indentation is depth).
+def operators(explain_before: str, wanted: AbstractSet[str] | None = None) -> dict[str, Operator]:
+    """Operators by id, read from the explain tree (indentation is depth); only those in ``wanted`` if given
+    (a path is built per operator returned, and a summary names only the operators its decisions name).
 
     >>> ops = operators("Projection: a  [n1 rows=1 cost=1]\\n  TableScan: t  [n2 rows=1 cost=1]")
     >>> ops["n2"].kind, ops["n2"].path
@@ -96,6 +98,8 @@ def operators(explain_before: str) -> dict[str, Operator]:
         while stack and stack[-1][0] >= depth:
             stack.pop()
         stack.append((depth, kind))
+        if wanted is not None and hit["id"] not in wanted:
+            continue
         head = tuple(k for _, k in stack[:PATH_HEAD])
         tail = [k for _, k in stack[-PATH_TAIL:]]
         out[hit["id"]] = Operator(hit["id"], kind, path_text(head, tail, len(stack)))
@@ -132,8 +136,9 @@ class _Above:
 _ROOT = _Above("", None, 0, ())
 
 
-def plan_operators(plan: Any) -> dict[str, Operator]:
-    """Operators by id from a wire plan, subqueries included (the explain tree shows a subquery as ``#id``).
+def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[str, Operator]:
+    """Operators by id from a wire plan, subqueries included (the explain tree shows a subquery as ``#id``); only
+    those in ``wanted`` if given, and the walk stops once it has them all.
 
     >>> ops = plan_operators({"op": "filter", "id": "n1", "input": {"op": "scan", "id": "n2", "table": "t"}})
     >>> ops["n2"].kind, ops["n2"].path
@@ -157,8 +162,10 @@ def plan_operators(plan: Any) -> dict[str, Operator]:
             elif op == "join":
                 kind = f"{str(node.get('type', 'inner')).title()} Join"
             here = above.below(kind)
-            if node["id"] not in out:
+            if node["id"] not in out and (wanted is None or node["id"] in wanted):
                 out[node["id"]] = Operator(node["id"], kind, here.path())
+                if wanted is not None and len(out) == len(wanted):
+                    break
         stack.extend((value, here) for value in node.values())
     return out
 
@@ -297,10 +304,14 @@ def _stopped(last: dict[str, Any], decided: dict[str, Any] | None) -> str:
 
 def summarize(answer: dict[str, Any]) -> list[dict[str, Any]]:
     """Per predicate: final position, scans reached, inference, the stop reason and each deciding comparison."""
+    decisions = list(answer.get("decisions") or [])
+    wanted = {str(row.get("operator")) for row in decisions}
     # the tree before names every operator of the query; operators only inside subqueries come from the plan
-    ops = {**plan_operators(answer.get("plan")), **operators((answer.get("explain") or {}).get("before", ""))}
+    ops = operators((answer.get("explain") or {}).get("before", ""), wanted)
+    if len(ops) < len(wanted):
+        ops = {**plan_operators(answer.get("plan"), wanted - ops.keys()), **ops}
     out: list[dict[str, Any]] = []
-    for rows in group(list(answer.get("decisions") or [])):
+    for rows in group(decisions):
         first, last = rows[0], rows[-1]
         steps: list[dict[str, Any]] = []
         for i, row in enumerate(rows):

@@ -171,3 +171,18 @@ def test_a_path_names_the_first_operators_the_count_left_out_and_the_nearest(lev
             assert path[:3] == ["Filter"] * 3 and path[3] == f"… {levels + 1 - 15} more …"
             assert path[4:] == ["Filter"] * 11 + ["TableScan t"]
         assert ops["f0"].path.endswith("Filter") and len(ops["f0"].path.split(" > ")) <= 16
+
+
+def test_only_the_wanted_operators_are_named_each_as_in_the_whole_list() -> None:
+    plan = _filters(30)
+    explain = (
+        "\n".join(f"{'  ' * depth}Filter: a  [f{29 - depth} rows=1 cost=1]" for depth in range(30))
+        + f"\n{'  ' * 30}TableScan: t  [s rows=1 cost=1]"
+    )
+    wanted = {"s", "f3", "f29", "absent"}
+    for whole, some in (
+        (plan_operators(plan), plan_operators(plan, wanted)),
+        (operators(explain), operators(explain, wanted)),
+    ):
+        assert set(some) == wanted - {"absent"}
+        assert all(some[key] == whole[key] for key in some)
