@@ -86,6 +86,8 @@ class BlockRenderer:
         self._by_name: dict[int, tuple[list[Col], int, dict[str, list[Col]]]] = {}
         # Inputs rendered ahead of their parent (see ``node``), by id, with the node itself as a guard.
         self._ready: dict[int, tuple[Node, Block]] = {}
+        #: derived tables made so far (``wrap``): with fewer than two, none can repeat another (render_ctes.py)
+        self.derived_tables = 0
 
     # ---- helpers -------------------------------------------------------
     def fresh_alias(self) -> str:
@@ -222,6 +224,7 @@ class BlockRenderer:
         if columns:
             table_alias.set("columns", [ident(c) for c in columns])
         sub = exp.Subquery(this=query, alias=table_alias)
+        self.derived_tables += 1
         cols: list[Col] = []
         for i, c in enumerate(block.cols):
             sql_name = columns[i] if columns else block.out_names[i]
@@ -283,7 +286,8 @@ class BlockRenderer:
         for cols in scopes:
             hit = self.lookup(ref, cols)
             if hit is not None:
-                return hit.ref.copy()
+                # the tree's own deep copy, without copy.deepcopy's memo around it (a fifth of the copy's time)
+                return hit.ref.__deepcopy__(None)
         # Without a catalog a bare name may belong to a scan we could not list.
         if "." not in ref:
             return column(ref)

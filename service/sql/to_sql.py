@@ -47,7 +47,9 @@ def plan_to_sql(
 def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
     renderer = Renderer(plan, catalog)
     renderer.dialect = dialect.split(",")[0].strip().lower()
-    query = hoist_repeated(renderer.finish(renderer.node(plan, [])))
+    query = renderer.finish(renderer.node(plan, []))
+    if renderer.derived_tables > 1:  # a repeat needs two derived tables; the search walks the whole tree
+        query = hoist_repeated(query)
     if source is not None and "/*+" in source:
         try:
             original = sqlglot.parse_one(source, read=dialect_of(dialect))
