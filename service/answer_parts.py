@@ -12,10 +12,7 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_wr
     ``as_written``: the request's own Spark SQL. When the answer needs no barrier and no setting, Catalyst's own
     pushdown places every predicate where the answer does (each pushed one as deep as legal, each kept one left to
     Spark): the query then runs as written (``as_written: true``), so Spark analyzes one query instead of two and
-    the caller's text, hints and names reach it untouched."""
-    if as_written is not None and not any(d.get("action") == "kept" for d in response.get("decisions", [])):
-        response["spark"] = {"sql": as_written, "conf": {}, "barriers": [], "left_to_spark": [], "as_written": True}
-        return
+    the caller's text, hints and names reach it untouched, and the answer's plan is not rendered a second time."""
     try:
         from service.spark_plan import spark_target
         from service.sql.errors import SqlError
@@ -24,13 +21,11 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_wr
             raise
         return
     try:
-        target = spark_target(response["plan"], response.get("decisions", []), catalog)
+        target = spark_target(response["plan"], response.get("decisions", []), catalog, as_written)
     except SqlError as exc:
         response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
         return
     response["spark"] = target.as_json()
-    if as_written is not None and not target.barriers and not target.conf:
-        response["spark"].update(sql=as_written, as_written=True)
     if target.unheld:
         response.setdefault("warnings", []).append(
             f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "

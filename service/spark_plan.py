@@ -85,14 +85,17 @@ class SparkTarget:
     barriers: list[str] = field(default_factory=list)
     unheld: list[str] = field(default_factory=list)
     left_to_spark: list[str] = field(default_factory=list)
+    #: ``sql`` is the request's own text (``spark_target``'s ``as_written``)
+    as_written: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "sql": self.sql,
             "conf": dict(self.conf),
             "barriers": list(self.barriers),
             "left_to_spark": list(self.left_to_spark),
         }
+        return {**out, "as_written": True} if self.as_written else out
 
 
 def register_tables(spark: SparkSession, paths: Mapping[str, str], file_format: str = "parquet") -> None:
@@ -112,9 +115,15 @@ def to_dataframe(spark: SparkSession, plan: Mapping[str, Any], catalog: Mapping[
 
 
 def spark_target(
-    plan: Mapping[str, Any], decisions: list[Mapping[str, Any]], catalog: Mapping[str, Any] | None = None
+    plan: Mapping[str, Any],
+    decisions: list[Mapping[str, Any]],
+    catalog: Mapping[str, Any] | None = None,
+    as_written: str | None = None,
 ) -> SparkTarget:
     """The SQL and settings under which Spark keeps every placement of ``plan`` (the answer's rewritten plan).
+
+    ``as_written``: the request's own Spark SQL. When no barrier is needed (and no setting ever is), Catalyst's
+    own pushdown places every predicate where the answer does, so the query runs as written and is not rendered.
 
     >>> scan = {"op": "scan", "id": "s", "table": "t", "filters": []}
     >>> plan = {"op": "filter", "id": "f", "input": {"op": "aggregate", "id": "a", "input": scan,
@@ -127,9 +136,11 @@ def spark_target(
     >>> "k > 1 OR SPARK_PARTITION_ID() < 0" in target.sql
     True
     """
+    if as_written is not None and not any(d.get("action") == "kept" for d in decisions):
+        return _written(as_written)  # nothing kept: not even the plan's scans need reading
     kept = _kept_pairs(decisions, _scan_ids(plan))
     if not kept:
-        return SparkTarget(sql=to_sql(plan, catalog))
+        return _written(as_written) if as_written is not None else SparkTarget(sql=to_sql(plan, catalog))
     texts = _conjunct_texts(plan, catalog)
     fenced = copy.deepcopy(dict(plan))
     barriers: list[str] = []
@@ -163,12 +174,14 @@ def spark_target(
         fenced_parts = plain + [{"fn": "or", "args": [p, NEVER_TRUE]} for p in guarded]
         node["predicate"] = fenced_parts[0] if len(fenced_parts) == 1 else {"fn": "and", "args": fenced_parts}
     unheld = sorted({text for text, op in kept - held - left})
-    return SparkTarget(
-        sql=to_sql(fenced, catalog),
-        barriers=barriers,
-        unheld=unheld,
-        left_to_spark=sorted({text for text, _ in left} | set(unheld)),
-    )
+    left_to_spark = sorted({text for text, _ in left} | set(unheld))
+    if as_written is not None and not barriers:
+        return _written(as_written, unheld, left_to_spark)
+    return SparkTarget(sql=to_sql(fenced, catalog), barriers=barriers, unheld=unheld, left_to_spark=left_to_spark)
+
+
+def _written(sql: str, unheld: list[str] | None = None, left_to_spark: list[str] | None = None) -> SparkTarget:
+    return SparkTarget(sql=sql, unheld=unheld or [], left_to_spark=left_to_spark or [], as_written=True)
 
 
 def _lift_kept_join_conjuncts(join: dict[str, Any], texts: list[str], kept: set[tuple[str, str]]) -> list[str]:

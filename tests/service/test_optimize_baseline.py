@@ -81,3 +81,19 @@ def test_kept_predicates_left_to_spark_need_no_rewrite_either() -> None:
     assert any(d["action"] == "kept" for d in answer["decisions"])
     assert answer["spark"]["as_written"] is True and answer["spark"]["sql"] == sql
     assert answer["spark"]["barriers"] == [] and len(answer["spark"]["left_to_spark"]) == 2
+
+
+def test_a_query_run_as_written_is_not_rendered_for_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """q21's kept predicates need no barrier, so the Spark SQL is the request's: the plan is not written as Spark
+    SQL a second time only to be replaced by the request's text."""
+    import service.spark_plan
+
+    def refused(*_: object, **__: object) -> str:
+        raise AssertionError("rendered a plan whose Spark SQL is the request's")
+
+    sql = (TPCH / "queries" / "q21.sql").read_text()
+    expected = optimize(sql)["spark"]
+    monkeypatch.setattr(service.spark_plan, "to_sql", refused)
+    assert optimize(sql)["spark"] == expected
+    with pytest.raises(AssertionError, match="rendered"):  # a barrier still needs the rendering
+        optimize(UDF_SQL, functions={"score": {"cost": 5000}})
