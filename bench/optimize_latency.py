@@ -12,10 +12,11 @@ parsed and validated, the answer computed and written as JSON), request cache by
   * cached: a repeat of the plan request answered from the request cache.
 
 Peers, SQL to optimized plan, in the same run: DataFusion (``optimized_logical_plan``), sqlglot's optimizer,
-Spark Catalyst with ``--spark`` (warm JVM). Targets (issue 19): plan geometric mean <= DataFusion's; p99 <= 2 x
-p50; SQL -> SQL >= 3 x faster than sqlglot on every query; a cached repeat <= 0.2 ms. Measured with the garbage
-collector as the server runs it (``gc.freeze()`` after start-up). HTTP throughput: bench/load.py; scaling in
-plan size: bench/scaling.py. Writes bench/results/optimize_latency.json.
+Spark Catalyst with ``--spark`` (warm JVM). Each query's columns, ours and the peers', are sampled in turns
+(``interleaved``), so a machine whose speed drifts slows them alike. Targets (issue 19): plan geometric mean
+<= DataFusion's; p99 <= 2 x p50; SQL -> SQL >= 3 x faster than sqlglot on every query; a cached repeat <= 0.2 ms.
+Measured with the garbage collector as the server runs it (``gc.freeze()`` after start-up). HTTP throughput:
+bench/load.py; scaling in plan size: bench/scaling.py. Writes bench/results/optimize_latency.json.
 """
 
 from __future__ import annotations
@@ -153,6 +154,16 @@ def spark_peer(catalog: dict[str, Any]) -> Callable[[str], Callable[[], Any]] | 
     return prepare
 
 
+def peers_for(
+    args: argparse.Namespace, catalog: dict[str, Any]
+) -> dict[str, Callable[[str], Callable[[], Any]] | None]:
+    return {
+        "sqlglot": sqlglot_peer(catalog),
+        "datafusion": datafusion_peer(catalog),
+        "spark": spark_peer(catalog) if args.spark else None,
+    }
+
+
 # ------------------------------------------------------------------ ours
 
 
@@ -171,49 +182,58 @@ def service_call(service: OptimizeService, body: dict[str, Any], use_cache: bool
     return call
 
 
-def measure_ours(
-    catalog: dict[str, Any], queries: dict[str, str], plans: dict[str, Any], iterations: int
+#: Each query's columns are sampled in this many turns (``interleaved``).
+ROUNDS = 5
+
+
+def interleaved(columns: dict[str, tuple[Callable[[], Any], int]], rounds: int = ROUNDS) -> dict[str, dict[str, Any]]:
+    """Each column's ``(call, iterations)`` sampled in ``rounds`` turns, every column taking its turn in each.
+
+    A shared machine's speed drifts (on the 2-core VM these figures come from, a fixed loop's time moved by 2x
+    within seconds), and columns measured minutes apart compare different machines. Taking turns slows every
+    column alike, so the ratios between ours and a peer's hold. Each turn starts after a collection, so one
+    column's cyclic garbage is not collected in another's samples. A column whose call raises reports its error.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in columns}
+    errors: dict[str, str] = {}
+    for name, (call, _) in columns.items():
+        try:
+            timed(call, 0, warmup=3)
+        except Exception as exc:  # noqa: BLE001 - a peer that cannot plan a query is reported, not fatal
+            errors[name] = str(exc).splitlines()[0][:120]
+    for turn in range(rounds):
+        for name, (call, iterations) in columns.items():
+            if name not in errors:
+                gc.collect()  # the garbage of the column before (sqlglot's trees are cyclic) is not this one's
+                samples[name] += timed(call, iterations // rounds + (turn < iterations % rounds), warmup=1)
+    return {name: {"error": errors[name]} if name in errors else summary(samples[name]) for name in columns}
+
+
+def measure(
+    args: argparse.Namespace, catalog: dict[str, Any], queries: dict[str, str], plans: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
+    """Per query, ours and the peers' columns, sampled in turns (``interleaved``)."""
     service = OptimizeService(cache=RequestCache())
+    peers = {peer: prepare for peer, prepare in peers_for(args, catalog).items() if prepare is not None}
     rows: dict[str, dict[str, Any]] = {}
     for name, plan in plans.items():
         plan_body = {"plan": plan, "catalog": catalog}
         sql = queries[name]
-        rows[name] = {
-            "plan": summary(timed(service_call(service, plan_body, False), iterations)),
-            "engine": summary(timed(lambda p=plan: optimize_wire(p, catalog), iterations)),
-            "sql": summary(timed(service_call(service, {"sql": sql, "catalog": catalog}, False), iterations)),
-            "sql_adapter": summary(
-                timed(lambda s=sql: plan_to_sql(optimize_wire(sql_to_plan(s, catalog), catalog)["plan"]), iterations)
-            ),
-        }
         cached = service_call(service, plan_body, True)
         cached()  # the miss that fills the entry
-        rows[name]["cached"] = summary(timed(cached, iterations * 5))
+        columns = {
+            "plan": (service_call(service, plan_body, False), args.iterations),
+            "engine": (partial(optimize_wire, plan, catalog), args.iterations),
+            "sql": (service_call(service, {"sql": sql, "catalog": catalog}, False), args.iterations),
+            "sql_adapter": (
+                lambda s=sql: plan_to_sql(optimize_wire(sql_to_plan(s, catalog), catalog)["plan"]),
+                args.iterations,
+            ),
+            "cached": (cached, args.iterations * 5),
+            **{peer: (prepare(sql), args.peer_iterations) for peer, prepare in peers.items()},
+        }
+        rows[name] = interleaved(columns)
     return rows
-
-
-def peers_for(
-    args: argparse.Namespace, catalog: dict[str, Any]
-) -> dict[str, Callable[[str], Callable[[], Any]] | None]:
-    return {
-        "sqlglot": sqlglot_peer(catalog),
-        "datafusion": datafusion_peer(catalog),
-        "spark": spark_peer(catalog) if args.spark else None,
-    }
-
-
-def measure_peers(
-    args: argparse.Namespace, catalog: dict[str, Any], queries: dict[str, str], rows: dict[str, Any]
-) -> None:
-    for peer, prepare in peers_for(args, catalog).items():
-        if prepare is None:
-            continue
-        for name, sql in queries.items():
-            try:
-                rows[name][peer] = summary(timed(prepare(sql), args.peer_iterations, warmup=3))
-            except Exception as exc:  # noqa: BLE001 - a peer that cannot plan a query is reported, not fatal
-                rows[name][peer] = {"error": str(exc).splitlines()[0][:120]}
 
 
 def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -294,8 +314,7 @@ def main() -> None:
     print(f"engine: {costmodel.BUILD} ({Path(costmodel.__file__).parent})")
     gc.collect()
     gc.freeze()  # as the server does once started: long-lived objects leave the collector's young generations
-    rows = measure_ours(catalog, queries, plans, args.iterations)
-    measure_peers(args, catalog, queries, rows)
+    rows = measure(args, catalog, queries, plans)
     print_table(rows)
     r = ratios(rows)
     v = verdicts(r)
@@ -319,6 +338,7 @@ def main() -> None:
         },
         "iterations": args.iterations,
         "peer_iterations": args.peer_iterations,
+        "rounds": ROUNDS,
         "queries": rows,
         "ratios": r,
         "targets": TARGETS,
