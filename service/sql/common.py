@@ -11,6 +11,9 @@ import functools
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+
+from service.sql.errors import SqlError
 
 # sqlglot's SQL name (lower case) -> wire name, where the wire spelling differs.
 SQLGLOT_TO_WIRE_FN: dict[str, str] = {
@@ -48,8 +51,12 @@ def wire_type(dtype: exp.DataType) -> str:
 
 
 def sqlglot_type(wire: str) -> exp.DataType:
-    """Parse a wire type back into sqlglot (Spark spelling is the wire's); a fresh copy of a cached parse."""
-    return _parsed_type(wire).copy()
+    """Parse a wire type back into sqlglot (Spark spelling is the wire's); a fresh copy of a cached parse.
+    A type sqlglot cannot read is the plan's error (``SqlError``)."""
+    try:
+        return _parsed_type(wire).copy()
+    except (SqlglotError, ValueError) as err:
+        raise SqlError("invalid_plan", f"unknown type {wire!r}", detail={"type": wire}) from err
 
 
 @functools.lru_cache(maxsize=1024)

@@ -101,6 +101,8 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
         tokens = reader.tokenize(sql)
         check_nesting(tokens)  # before the recursive-descent parser sees them
         statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
+    except SqlError:  # check_nesting's (a ValueError too: not one of sqlglot's slips below)
+        raise
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         raise SqlError(
@@ -109,6 +111,10 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     except TokenError as err:
         line, col = _line_col(str(err))
         raise SqlError("parse_error", str(err), line, col) from err
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as err:
+        # sqlglot's function builders index their arguments unchecked: MAP(a) raises IndexError, DATE_TRUNC()
+        # ValueError; read as what they are, a call sqlglot cannot read
+        raise SqlError("parse_error", f"sqlglot cannot read this query ({type(err).__name__}: {err})") from err
     if len(statements) != 1:
         raise SqlError("parse_error", f"expected exactly one statement, got {len(statements)}")
     stmt = statements[0]

@@ -14,10 +14,10 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
-from service.sql.common import BASE_DIALECT, INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
+from service.sql.common import INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
 from service.sql.errors import SqlError
+from service.sql.func_forms import check_rebuilds, positional_args, rebuilds_in_place
 from service.sql.parse import position, unsupported
 
 Node = dict[str, Any]
@@ -41,11 +41,6 @@ _BINARY: dict[type[exp.Expr], str] = {
     exp.RegexpLike: "rlike",
     exp.IntDiv: "div",
 }
-
-# Function flags sqlglot sets from the dialect that do not change the rows
-# (Spark's COUNT returns BIGINT).
-_HARMLESS_FLAGS = ("big_int",)
-
 
 _BINARY_ARGS = frozenset({"this", "expression"})
 # Arguments each handled node may carry; any other argument set on it changes
@@ -136,6 +131,8 @@ class ExprBuilder:
         def sub(x: exp.Expr) -> Expr:
             return self.expr(x, subst, grouped=grouped)
 
+        if not isinstance(e, exp.Expr):  # an argument sqlglot left empty: DATEDIFF() reads as a call on None
+            raise SqlError("unsupported", f"a call with a missing argument ({e!r}) cannot be translated faithfully")
         guard(e)
         if e.args.get("negate") and isinstance(e, (exp.Like, exp.ILike, exp.Is)):
             positive = e.copy()
@@ -346,41 +343,25 @@ class ExprBuilder:
         return {"fn": "in", "args": [sub(e.this), *[sub(v) for v in e.expressions]]}
 
     def _function(self, e: exp.Func, sub: Any) -> Expr:
-        """A named function: wire name + positional args, checked to rebuild identically."""
+        """A named function: wire name + positional args, checked to rebuild identically (``func_forms``)."""
         if isinstance(e, exp.Anonymous):
             return {"fn": e.name.lower(), "args": [sub(x) for x in e.expressions]}
         name = e.sql_name().lower()
         if isinstance(e, exp.Count) and (e.this is None or isinstance(e.this, exp.Star)) and not e.expressions:
             return {"fn": "count", "args": []}
-        distinct = False
-        positional: list[exp.Expr] = []
         this = e.args.get("this")
         if isinstance(this, exp.Distinct):
-            distinct = True
             positional = list(this.expressions)
-            rebuilt_args: list[exp.Expr] = [exp.Distinct(expressions=[p.copy() for p in positional])]
-        else:
-            for key in e.arg_types:
-                value = e.args.get(key)
-                if value is None or value is False:
-                    continue
-                if isinstance(value, list):
-                    positional.extend(value)
-                elif isinstance(value, exp.Expr):
-                    positional.append(value)
-                elif key not in _HARMLESS_FLAGS:
-                    raise unsupported(f"function {name.upper()} with option {key}", e)
-            rebuilt_args = list(positional)  # exp.func copies its arguments
-        try:
-            rebuilt = exp.func(name, *rebuilt_args, dialect=BASE_DIALECT)
-        except (SqlglotError, ValueError, TypeError, KeyError) as err:
-            raise unsupported(f"function {name.upper()}", e) from err
-        for flag in _HARMLESS_FLAGS:
-            if e.args.get(flag) is not None:
-                rebuilt.set(flag, e.args[flag])
-        if rebuilt != e:
-            raise unsupported(f"function {name.upper()} in this form", e)
-        out: Expr = {"fn": SQLGLOT_TO_WIRE_FN.get(name, name), "args": [sub(p) for p in positional]}
-        if distinct:
-            out["distinct"] = True
-        return out
+            check_rebuilds(e, name, [exp.Distinct(expressions=[p.copy() for p in positional])])
+            return _call(name, positional, sub, distinct=True)
+        positional = positional_args(e, name)
+        if not rebuilds_in_place(e, name, positional):
+            check_rebuilds(e, name, positional)
+        return _call(name, positional, sub, distinct=False)
+
+
+def _call(name: str, positional: list[exp.Expr], sub: Any, distinct: bool) -> Expr:
+    out: Expr = {"fn": SQLGLOT_TO_WIRE_FN.get(name, name), "args": [sub(p) for p in positional]}
+    if distinct:
+        out["distinct"] = True
+    return out

@@ -60,5 +60,6 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
     try:
         # copy=False: the tree was built for this call only, and copying it cost as much as writing it.
         return query.sql(dialect=dialect_of(dialect), pretty=True, copy=False)
-    except SqlglotError as err:
-        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
+    except (SqlglotError, IndexError, KeyError, TypeError, ValueError, AttributeError) as err:
+        # sqlglot's generators index a call's arguments unchecked (Spark's REGEXP_REPLACE with two: KeyError)
+        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err

@@ -1,0 +1,102 @@
+"""Whether a sqlglot function call can travel as a wire call (name + positional arguments) and come back as
+the same call: ``plan_to_sql`` rebuilds it with ``exp.func(name, *args)``, so the adapter accepts only the
+calls that rebuild identically, and refuses the others rather than change what they compute.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from service.sql.common import BASE_DIALECT
+from service.sql.parse import unsupported
+
+#: Function flags sqlglot sets from the dialect that do not change the rows (Spark's COUNT returns BIGINT).
+HARMLESS_FLAGS = ("big_int",)
+
+
+def positional_args(e: exp.Func, name: str) -> list[exp.Expr]:
+    """``e``'s arguments in the order of its class's keys; an option that is not an expression is refused.
+
+    >>> import sqlglot
+    >>> [a.sql() for a in positional_args(sqlglot.parse_one("SUBSTRING(s, 2, 3)"), "substring")]
+    ['s', '2', '3']
+    """
+    positional: list[exp.Expr] = []
+    for key in e.arg_types:
+        value = e.args.get(key)
+        if value is None or value is False:
+            continue
+        if isinstance(value, list):
+            positional.extend(value)
+        elif isinstance(value, exp.Expr):
+            positional.append(value)
+        elif key not in HARMLESS_FLAGS:
+            raise unsupported(f"function {name.upper()} with option {key}", e)
+    return positional
+
+
+def check_rebuilds(e: exp.Func, name: str, args: list[exp.Expr]) -> None:
+    """Refuse ``e`` unless ``exp.func(name, *args)`` builds a call equal to it (``args`` are copied)."""
+    try:
+        rebuilt = exp.func(name, *args, dialect=BASE_DIALECT)
+    except (SqlglotError, ValueError, TypeError, KeyError) as err:
+        raise unsupported(f"function {name.upper()}", e) from err
+    for flag in HARMLESS_FLAGS:
+        if e.args.get(flag) is not None:
+            rebuilt.set(flag, e.args[flag])
+    if rebuilt != e:
+        raise unsupported(f"function {name.upper()} in this form", e)
+
+
+_FROM_ARG_LIST = exp.Func.from_arg_list.__func__  # type: ignore[attr-defined]
+
+
+def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> bool:
+    """Whether ``exp.func(name, *positional)`` is sure to rebuild ``e``, decided without building it: the name's
+    builder is the generic ``from_arg_list`` of ``e``'s own class (602 of sqlglot's 654), which hands the
+    arguments to the class's keys in order, so ``e`` is rebuilt when its keys hold exactly those arguments in
+    that order. False means "build it and compare" (``check_rebuilds``), not a refusal; the build and its
+    copies were most of a query's translation.
+
+    >>> import sqlglot
+    >>> e = sqlglot.parse_one("SUBSTRING(a, 2, 3)")
+    >>> rebuilds_in_place(e, "substring", [e.this, e.args["start"], e.args["length"]])
+    True
+    >>> rebuilds_in_place(e, "substring", [e.this, e.args["length"], e.args["start"]])
+    False
+    """
+    cls = type(e)
+    builder = BASE_DIALECT.parser_class.FUNCTIONS.get(name.upper())
+    if getattr(builder, "__func__", None) is not _FROM_ARG_LIST or getattr(builder, "__self__", None) is not cls:
+        return False
+    if cls.__init__ is not exp.Expr.__init__:
+        return False
+    keys = tuple(cls.arg_types)
+    if cls.is_var_len_args:
+        split = keys.index(cls.var_len_arg_key)
+        expected: dict[str, Any] = dict(zip(keys[:split], positional, strict=False))
+        expected[cls.var_len_arg_key] = positional[split:]
+    else:
+        expected = dict(zip(keys, positional, strict=False))
+    # what equality reads: a key holding None, False or [] counts as absent; the harmless flags are copied over
+    actual = {k: v for k, v in e.args.items() if _present(v) and k not in HARMLESS_FLAGS}
+    expected = {k: v for k, v in expected.items() if _present(v)}
+    if actual.keys() != expected.keys():
+        return False
+    for key, value in expected.items():
+        given = actual[key]
+        if type(value) is list:
+            if type(given) is not list or len(given) != len(value):
+                return False
+            if any(a is not b for a, b in zip(given, value, strict=True)):
+                return False
+        elif given is not value:
+            return False
+    return not e.error_messages(positional)  # what exp.func checks of the call it built (a required argument)
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value is not False and not (type(value) is list and not value)
