@@ -57,25 +57,36 @@ def tables_in_sql(sql: str, dialect: str) -> list[str]:
     """Tables a query reads (CTE names excluded); empty when it does not parse (the SQL adapter says why).
 
     >>> tables_in_sql("WITH x AS (SELECT * FROM sales.orders) SELECT * FROM x JOIN items USING (id)", "spark")
-    ['sales.orders', 'items']
+    ['items', 'sales.orders']
     """
-    import sqlglot
-    from sqlglot import exp
+    return read_sql_tables(sql, dialect)[0]
 
+
+def read_sql_tables(sql: str, dialect: str) -> tuple[list[str], Any]:
+    """``tables_in_sql`` and the query as the SQL adapter parsed it (None when it does not parse), which
+    ``sql_to_plan(parsed=...)`` translates without parsing the text again."""
     try:
-        statements = sqlglot.parse(sql, read=dialect)
-    except Exception:  # noqa: BLE001 - sqlglot's builders slip on odd calls (MAP(a): IndexError); the adapter reports
-        return []
+        from sqlglot import exp
+
+        from service.sql.errors import SqlError
+        from service.sql.parse import parse_query
+        from service.sql.work import translating
+    except ImportError:  # SQL support is optional
+        return [], None
+    try:
+        with translating():  # as the adapter parses: nesting checked first, the collector paused
+            stmt = parse_query(sql, dialect)
+    except SqlError:
+        return [], None
     found: dict[str, None] = {}
-    for stmt in filter(None, statements):
-        ctes = {cte.alias_or_name.lower() for cte in stmt.find_all(exp.CTE)}
-        for table in stmt.find_all(exp.Table):
-            if not isinstance(table.this, exp.Identifier):
-                continue  # a table function, not a name
-            if not table.db and table.name.lower() in ctes:
-                continue
-            found.setdefault(".".join(part.name for part in table.parts))
-    return list(found)
+    ctes = {cte.alias_or_name.lower() for cte in stmt.find_all(exp.CTE)}
+    for table in stmt.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue  # a table function, not a name
+        if not table.db and table.name.lower() in ctes:
+            continue
+        found.setdefault(".".join(part.name for part in table.parts))
+    return list(found), stmt
 
 
 def described(name: str, catalog: dict[str, Any] | None) -> bool:

@@ -19,8 +19,8 @@ from service.analyzed_tables import (
     add_analyzed_tables,
     change_warning,
     described,
+    read_sql_tables,
     tables_in_plan,
-    tables_in_sql,
     used_statistics,
 )
 from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json, to_json_details
@@ -149,7 +149,7 @@ class OptimizeService:
         """
         options, _ = cache_option(request.options)
         request = replace(request, options=options)
-        rest, _ = self._compute(request, self._tables_read(request))
+        rest, _ = self._compute(request, *self._tables_read(request))
         return {**_head(request, request_id, client_request_id), **rest}
 
     def answer(
@@ -178,10 +178,10 @@ class OptimizeService:
             entry = None if looked_up else cache.get(key)
             status = "hit" if entry is not None else "miss"
         if entry is None:
-            tables = self._tables_read(request)
+            tables, parsed = self._tables_read(request)
             dependencies = self._dependencies(request, tables)
             before = cache.generations.snapshot(dependencies) if cache is not None else None
-            rest, fingerprints = self._compute(request, tables)
+            rest, fingerprints = self._compute(request, tables, parsed)
             full, summary = (payload[1:] for payload in to_json_details(rest))
             entry = Entry(rest, full, summary, dependencies, fingerprints=fingerprints or ())
             if cache is not None and fingerprints is not None:
@@ -219,14 +219,15 @@ class OptimizeService:
         }
         return canonical_json(parts)
 
-    def _tables_read(self, request: OptimizeInput) -> list[str]:
-        """The tables the request reads, as it names them, for the statistics store to fill in; without a store
-        nothing reads them, and SQL is not parsed an extra time to find them."""
+    def _tables_read(self, request: OptimizeInput) -> tuple[list[str], Any]:
+        """The tables the request reads, as it names them, for the statistics store to fill in, and SQL as parsed
+        to find them (None if not parsed), which the translation takes over; without a store nothing reads them,
+        and SQL is parsed where it is translated."""
         if self.store is None:
-            return []
+            return [], None
         if request.sql is not None:
-            return tables_in_sql(request.sql, request.dialect)
-        return tables_in_plan(request.substrait if request.substrait is not None else request.plan)
+            return read_sql_tables(request.sql, request.dialect)
+        return tables_in_plan(request.substrait if request.substrait is not None else request.plan), None
 
     def _dependencies(self, request: OptimizeInput, tables: list[str]) -> tuple[str, ...]:
         """The state the answer reads besides the request: analyzed tables, and feedback per catalog table."""
@@ -240,10 +241,11 @@ class OptimizeService:
         return tuple(names)
 
     def _compute(
-        self, request: OptimizeInput, tables: list[str]
+        self, request: OptimizeInput, tables: list[str], parsed: Any = None
     ) -> tuple[dict[str, Any], tuple[tuple[dict[str, Any], str | None], ...] | None]:
         """The answer without its head, and the analyzed sources it checked with their digests (None: the
-        answer reports a changed source, so it is not worth caching)."""
+        answer reports a changed source, so it is not worth caching). ``parsed``: the request's SQL as
+        ``_tables_read`` parsed it, for the first translation."""
         from service.feedback.annotate import annotate, feedback_option
 
         options, use_feedback = feedback_option(request.options)
@@ -260,7 +262,7 @@ class OptimizeService:
             learned = self.feedback.source_for(request.catalog, request.context, chain)
         front = (learned,) if learned is not None else ()
         engine = partial(optimize_with_samples, samples=samples, front=front, baseline=True)
-        original, response = self._run(resolved, engine)
+        original, response = self._run(resolved, engine, parsed)
         if learned is not None and learned.details:  # feedback answered: say what it changed
             _, unlearned = self._run(resolved, partial(optimize_with_samples, samples=samples))
             annotate(response, unlearned, learned.details)
@@ -284,17 +286,17 @@ class OptimizeService:
         return {"summary": summarize(response), **response}, fingerprints
 
     def _run(
-        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]]
+        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]], parsed: Any = None
     ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """The plan as the request states it (before any rewrite) and the engine's answer for it."""
         if request.sql is not None:
-            return self._optimize_sql(request, engine)
+            return self._optimize_sql(request, engine, parsed)
         if request.substrait is not None:
             return self._optimize_substrait(request, engine)
         return request.plan, engine(request.plan, request.catalog, request.options)
 
     def _optimize_sql(
-        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
+        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire, parsed: Any = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         try:  # imported here: SQL support is optional and may not be installed
             from service.sql import plan_to_sql, sql_to_plan
@@ -308,7 +310,7 @@ class OptimizeService:
             ) from None
         assert request.sql is not None  # the caller checked
         try:
-            plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect)
+            plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect, parsed=parsed)
             response = engine(plan, request.catalog, request.options)
             response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
         except SqlError as exc:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlglot import exp
+
 from service.sql.bind import Unbindable, bind, can_bind
 from service.sql.hints import strip_hints
 from service.sql.names import align, first_select, item_names, name_inner_outputs, spellings
@@ -24,25 +26,32 @@ from service.sql.survey import survey
 from service.sql.work import translating
 
 
-def sql_to_plan(sql: str, catalog: dict[str, Any] | None, dialect: str = "spark") -> Node:
-    """Translate one SQL query into a wire plan (see docs/sql-adapter.md)."""
+def sql_to_plan(
+    sql: str, catalog: dict[str, Any] | None, dialect: str = "spark", parsed: exp.Query | None = None
+) -> Node:
+    """Translate one SQL query into a wire plan (see docs/sql-adapter.md).
+
+    ``parsed``: ``sql`` as ``parse_query`` read it in ``dialect`` (the service reads it once to find its tables),
+    translated instead of parsing the text again; translation changes it, so it serves one call.
+    """
     with translating():
-        return _translate(sql, catalog, dialect)
+        return _translate(sql, catalog, dialect, parsed)
 
 
-def _translate(sql: str, catalog: dict[str, Any] | None, dialect: str) -> Node:
+def _translate(sql: str, catalog: dict[str, Any] | None, dialect: str, parsed: exp.Query | None) -> Node:
     tables = Tables(catalog)
     if can_bind(dialect, tables):
         try:
-            return _translate_with(sql, tables, dialect, fast=True)
+            return _translate_with(sql, tables, dialect, fast=True, parsed=parsed)
         except Unbindable:
-            pass  # a form only sqlglot's qualify handles (or an error it reports): start again on that path
-    return _translate_with(sql, tables, dialect, fast=False)
+            parsed = None  # changed by the attempt: parse again
+            # a form only sqlglot's qualify handles (or an error it reports): start again on that path
+    return _translate_with(sql, tables, dialect, fast=False, parsed=parsed)
 
 
-def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool) -> Node:
+def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool, parsed: exp.Query | None = None) -> Node:
     """One translation; ``fast`` binds names in one pass (``bind``) instead of sqlglot's qualify."""
-    stmt = parse_query(sql, dialect)
+    stmt = parsed if parsed is not None else parse_query(sql, dialect)
     # One walk: long AND/OR/UNION chains become log-depth trees (nothing below is quadratic or deep),
     # and the nodes the steps below read are listed.
     found = survey(stmt)

@@ -34,7 +34,7 @@ def fake_sql(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     calls: dict[str, Any] = {}
 
-    def sql_to_plan(sql: str, catalog: dict | None, dialect: str = "spark") -> dict:
+    def sql_to_plan(sql: str, catalog: dict | None, dialect: str = "spark", parsed: object = None) -> dict:
         calls["sql_to_plan"] = (sql, catalog, dialect)
         if "oops" in sql:
             raise FakeSqlError("parse_error", "unexpected token", 1, 8, {"token": "oops"})
