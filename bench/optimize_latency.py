@@ -205,7 +205,10 @@ def interleaved(columns: dict[str, tuple[Callable[[], Any], int]], rounds: int =
         for name, (call, iterations) in columns.items():
             if name not in errors:
                 gc.collect()  # the garbage of the column before (sqlglot's trees are cyclic) is not this one's
-                samples[name] += timed(call, iterations // rounds + (turn < iterations % rounds), warmup=1)
+                try:
+                    samples[name] += timed(call, iterations // rounds + (turn < iterations % rounds), warmup=1)
+                except Exception as exc:  # noqa: BLE001 - as in the warm-up: reported, not fatal
+                    errors[name] = str(exc).splitlines()[0][:120]
     return {name: {"error": errors[name]} if name in errors else summary(samples[name]) for name in columns}
 
 

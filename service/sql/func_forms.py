@@ -30,6 +30,8 @@ def positional_args(e: exp.Func, name: str) -> list[exp.Expr]:
         if value is None or value is False:
             continue
         if isinstance(value, list):
+            if not all(isinstance(item, exp.Expr) for item in value):
+                raise unsupported(f"function {name.upper()} with option {key}", e)
             positional.extend(value)
         elif isinstance(value, exp.Expr):
             positional.append(value)
@@ -75,15 +77,20 @@ def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> boo
     if cls.__init__ is not exp.Expr.__init__:
         return False
     keys = tuple(cls.arg_types)
-    if cls.is_var_len_args:
-        split = keys.index(cls.var_len_arg_key)
-        expected: dict[str, Any] = dict(zip(keys[:split], positional, strict=False))
-        expected[cls.var_len_arg_key] = positional[split:]
+    var_len_key = getattr(cls, "var_len_arg_key", None) if cls.is_var_len_args else None
+    if var_len_key is not None and var_len_key in keys:
+        split = keys.index(var_len_key)
+        built: dict[str, Any] = dict(zip(keys[:split], positional, strict=False))
+        built[var_len_key] = positional[split:]
+    elif cls.is_var_len_args:
+        return False  # a sqlglot whose var-len calls are spelled otherwise: leave it to the rebuild
     else:
-        expected = dict(zip(keys, positional, strict=False))
+        built = dict(zip(keys, positional, strict=False))
+    if _refused(cls, built, positional):
+        return False
     # what equality reads: a key holding None, False or [] counts as absent; the harmless flags are copied over
     actual = {k: v for k, v in e.args.items() if _present(v) and k not in HARMLESS_FLAGS}
-    expected = {k: v for k, v in expected.items() if _present(v)}
+    expected = {k: v for k, v in built.items() if _present(v)}
     if actual.keys() != expected.keys():
         return False
     for key, value in expected.items():
@@ -95,8 +102,20 @@ def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> boo
                 return False
         elif given is not value:
             return False
-    return not e.error_messages(positional)  # what exp.func checks of the call it built (a required argument)
+    return True
+
+
+def _refused(cls: type[exp.Func], built: dict[str, Any], positional: list[exp.Expr]) -> bool:
+    """What ``exp.func`` checks of the call it built (``Expr.error_messages``), read off the keys it would hold:
+    a required key holding None or [] (not the parsed call's keys: ``RPAD`` parses with ``is_left=False`` in a
+    required key, which the rebuilt call lacks), or more arguments than keys."""
+    for key in cls.required_args:
+        value = built.get(key)
+        if value is None or (type(value) is list and not value):
+            return True
+    return bool(positional) and len(positional) > len(cls.arg_types) and not cls.is_var_len_args
 
 
 def _present(value: Any) -> bool:
+    """Whether sqlglot's equality sees ``value``: None, False and [] count as absent."""
     return value is not None and value is not False and not (type(value) is list and not value)

@@ -99,28 +99,36 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
         raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
     try:
         tokens = reader.tokenize(sql)
-        check_nesting(tokens)  # before the recursive-descent parser sees them
+    except TokenError as err:
+        line, col = _line_col(str(err))
+        raise SqlError("parse_error", str(err), line, col) from err
+    except _SQLGLOT_SLIPS as err:
+        raise _slipped(err) from err
+    check_nesting(tokens)  # before the recursive-descent parser sees them
+    try:
         statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
-    except SqlError:  # check_nesting's (a ValueError too: not one of sqlglot's slips below)
-        raise
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         raise SqlError(
             "parse_error", str(first.get("description") or err), first.get("line"), first.get("col")
         ) from err
-    except TokenError as err:
-        line, col = _line_col(str(err))
-        raise SqlError("parse_error", str(err), line, col) from err
-    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as err:
-        # sqlglot's function builders index their arguments unchecked: MAP(a) raises IndexError, DATE_TRUNC()
-        # ValueError; read as what they are, a call sqlglot cannot read
-        raise SqlError("parse_error", f"sqlglot cannot read this query ({type(err).__name__}: {err})") from err
+    except _SQLGLOT_SLIPS as err:
+        raise _slipped(err) from err
     if len(statements) != 1:
         raise SqlError("parse_error", f"expected exactly one statement, got {len(statements)}")
     stmt = statements[0]
     if not isinstance(stmt, exp.Query):
         raise unsupported(f"{stmt.key.upper()} statement (only queries are supported)", stmt)
     return stmt
+
+
+#: What sqlglot's tokenizer and function builders raise on odd input besides their own errors: they index a
+#: call's arguments unchecked (MAP(a): IndexError; DATE_TRUNC(): ValueError).
+_SQLGLOT_SLIPS = (IndexError, KeyError, TypeError, ValueError, AttributeError)
+
+
+def _slipped(err: Exception) -> SqlError:
+    return SqlError("parse_error", f"sqlglot cannot read this query ({type(err).__name__}: {err})")
 
 
 def _line_col(message: str) -> tuple[int | None, int | None]:

@@ -287,7 +287,7 @@ class BlockRenderer:
             hit = self.lookup(ref, cols)
             if hit is not None:
                 # the tree's own deep copy, without copy.deepcopy's memo around it (a fifth of the copy's time)
-                return hit.ref.__deepcopy__(None)
+                return hit.ref.__deepcopy__({})
         # Without a catalog a bare name may belong to a scan we could not list.
         if "." not in ref:
             return column(ref)

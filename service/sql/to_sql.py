@@ -12,6 +12,7 @@ rename columns without the plan knowing.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import sqlglot
@@ -23,6 +24,8 @@ from service.sql.hints import place_hints
 from service.sql.render_ctes import hoist_repeated
 from service.sql.render_nodes import Renderer
 from service.sql.work import translating
+
+logger = logging.getLogger(__name__)
 
 
 def plan_to_sql(
@@ -60,6 +63,10 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
     try:
         # copy=False: the tree was built for this call only, and copying it cost as much as writing it.
         return query.sql(dialect=dialect_of(dialect), pretty=True, copy=False)
-    except (SqlglotError, IndexError, KeyError, TypeError, ValueError, AttributeError) as err:
-        # sqlglot's generators index a call's arguments unchecked (Spark's REGEXP_REPLACE with two: KeyError)
+    except SqlglotError as err:
+        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as err:
+        # sqlglot's generators index a call's arguments unchecked (Spark's REGEXP_REPLACE with two: KeyError);
+        # logged too, in case the tree at fault is one this adapter built wrong
+        logger.warning("sqlglot could not write a %s tree", dialect, exc_info=True)
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err
