@@ -200,7 +200,7 @@ def interleaved(columns: dict[str, tuple[Callable[[], Any], int]], rounds: int =
         try:
             timed(call, 0, warmup=3)
         except Exception as exc:  # noqa: BLE001 - a peer that cannot plan a query is reported, not fatal
-            errors[name] = str(exc).splitlines()[0][:120]
+            errors[name] = _first_line(exc)
     for turn in range(rounds):
         for name, (call, iterations) in columns.items():
             if name not in errors:
@@ -208,8 +208,12 @@ def interleaved(columns: dict[str, tuple[Callable[[], Any], int]], rounds: int =
                 try:
                     samples[name] += timed(call, iterations // rounds + (turn < iterations % rounds), warmup=1)
                 except Exception as exc:  # noqa: BLE001 - as in the warm-up: reported, not fatal
-                    errors[name] = str(exc).splitlines()[0][:120]
+                    errors[name] = _first_line(exc)
     return {name: {"error": errors[name]} if name in errors else summary(samples[name]) for name in columns}
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:120]
 
 
 def measure(

@@ -48,3 +48,9 @@ class SqlError(ServiceError, ValueError):
         if self.detail:
             body["detail"] = self.detail
         return body
+
+
+#: What sqlglot's tokenizer, function builders and generators raise on odd input besides their own errors: they
+#: index a call's arguments unchecked (MAP(a): IndexError; DATE_TRUNC(): ValueError; Spark's two-argument
+#: REGEXP_REPLACE written out: KeyError). The adapter reads them as input it cannot translate.
+SQLGLOT_SLIPS: tuple[type[Exception], ...] = (IndexError, KeyError, TypeError, ValueError, AttributeError)

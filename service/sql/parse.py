@@ -17,7 +17,7 @@ from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
 from service.sql.common import dialect_of
-from service.sql.errors import SqlError
+from service.sql.errors import SQLGLOT_SLIPS, SqlError
 from service.sql.limits import check_nesting
 
 
@@ -102,7 +102,7 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     except TokenError as err:
         line, col = _line_col(str(err))
         raise SqlError("parse_error", str(err), line, col) from err
-    except _SQLGLOT_SLIPS as err:
+    except SQLGLOT_SLIPS as err:
         raise _slipped(err) from err
     check_nesting(tokens)  # before the recursive-descent parser sees them
     try:
@@ -112,7 +112,7 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
         raise SqlError(
             "parse_error", str(first.get("description") or err), first.get("line"), first.get("col")
         ) from err
-    except _SQLGLOT_SLIPS as err:
+    except SQLGLOT_SLIPS as err:
         raise _slipped(err) from err
     if len(statements) != 1:
         raise SqlError("parse_error", f"expected exactly one statement, got {len(statements)}")
@@ -120,11 +120,6 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     if not isinstance(stmt, exp.Query):
         raise unsupported(f"{stmt.key.upper()} statement (only queries are supported)", stmt)
     return stmt
-
-
-#: What sqlglot's tokenizer and function builders raise on odd input besides their own errors: they index a
-#: call's arguments unchecked (MAP(a): IndexError; DATE_TRUNC(): ValueError).
-_SQLGLOT_SLIPS = (IndexError, KeyError, TypeError, ValueError, AttributeError)
 
 
 def _slipped(err: Exception) -> SqlError:

@@ -19,7 +19,7 @@ import sqlglot
 from sqlglot.errors import SqlglotError
 
 from service.sql.common import dialect_of
-from service.sql.errors import SqlError
+from service.sql.errors import SQLGLOT_SLIPS, SqlError
 from service.sql.hints import place_hints
 from service.sql.render_ctes import hoist_repeated
 from service.sql.render_nodes import Renderer
@@ -65,8 +65,6 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
         return query.sql(dialect=dialect_of(dialect), pretty=True, copy=False)
     except SqlglotError as err:
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
-    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as err:
-        # sqlglot's generators index a call's arguments unchecked (Spark's REGEXP_REPLACE with two: KeyError);
-        # logged too, in case the tree at fault is one this adapter built wrong
+    except SQLGLOT_SLIPS as err:  # logged too, in case the tree at fault is one this adapter built wrong
         logger.warning("sqlglot could not write a %s tree", dialect, exc_info=True)
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err
