@@ -53,18 +53,14 @@ def tables_in_plan(plan: Any) -> list[str]:
     return list(found)
 
 
-def tables_in_sql(sql: str, dialect: str) -> list[str]:
-    """Tables a query reads (CTE names excluded); empty when it does not parse (the SQL adapter says why).
+def read_sql_tables(sql: str, dialect: str) -> tuple[list[str], Any]:
+    """The tables a query reads (CTE names excluded) and the query as the SQL adapter parsed it, which
+    ``sql_to_plan(parsed=...)`` translates without parsing the text again; ``([], None)`` when it does not parse
+    (the adapter then says why).
 
-    >>> tables_in_sql("WITH x AS (SELECT * FROM sales.orders) SELECT * FROM x JOIN items USING (id)", "spark")
+    >>> read_sql_tables("WITH x AS (SELECT * FROM sales.orders) SELECT * FROM x JOIN items USING (id)", "spark")[0]
     ['items', 'sales.orders']
     """
-    return read_sql_tables(sql, dialect)[0]
-
-
-def read_sql_tables(sql: str, dialect: str) -> tuple[list[str], Any]:
-    """``tables_in_sql`` and the query as the SQL adapter parsed it (None when it does not parse), which
-    ``sql_to_plan(parsed=...)`` translates without parsing the text again."""
     try:
         from sqlglot import exp
 
