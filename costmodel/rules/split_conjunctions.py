@@ -61,11 +61,16 @@ def factor_common_conjuncts(predicate: Expr) -> list[Expr]:
     if len(branches) < 2 or not is_deterministic(predicate) or can_raise(predicate):
         return [predicate]
     parts = [conjuncts(branch) for branch in branches]
-    common = [c for c in parts[0] if all(any(_shape(c) == _shape(o) for o in other) for other in parts[1:])]
-    if not common:
+    shapes = [[_shape(c) for c in branch] for branch in parts]  # each once: comparing them pairwise was quadratic
+    others = [set(branch) for branch in shapes[1:]]
+    keys = {s for s in shapes[0] if all(s in other for other in others)}
+    if not keys:
         return [predicate]
-    keys = {_shape(c) for c in common}
-    rest = [[c for c in branch if _shape(c) not in keys] for branch in parts]
+    common = [c for c, s in zip(parts[0], shapes[0], strict=True) if s in keys]
+    rest = [
+        [c for c, s in zip(branch, kinds, strict=True) if s not in keys]
+        for branch, kinds in zip(parts, shapes, strict=True)
+    ]
     if any(not branch for branch in rest):
         return common  # one branch is exactly the common part: the OR adds nothing
     return [*common, or_([and_(branch) for branch in rest])]

@@ -126,3 +126,36 @@ def test_a_conjunct_shared_by_every_branch_of_an_or_stands_alone():
             TableScan: l filters=[l.q >= 1 OR l.q >= 10]
             TableScan: p filters=[p.brand IN ('b12', 'b23')]
     """)
+
+
+def test_shared_conjuncts_are_found_in_any_order_and_the_rest_stay_in_their_branches():
+    """Each branch lists the shared conjuncts in its own order; one shared by two of three branches stays."""
+    plan = filter_(
+        scan("t"),
+        or_(
+            and_(c("a") == 1, c("b") == 2, c("a") == 3),
+            and_(c("b") == 2, c("a") == 4, c("a") == 1),
+            and_(c("a") == 5, c("a") == 1, c("b") == 2, c("a") == 4),
+        ),
+    )
+    assert after(run(plan, T, mode="always")) == tree("""
+        TableScan: t filters=[a = 1, b = 2, a = 3 OR a = 4 OR a = 5 AND a = 4]
+    """)
+
+
+def test_each_conjuncts_shape_is_computed_once(monkeypatch):
+    """An OR of 40 branches of 30 conjuncts: the shapes compared are computed once each, not pairwise."""
+    from costmodel.expr import Call, Column, Expr, Literal
+    from costmodel.expr import and_ as expr_and
+    from costmodel.expr import or_ as expr_or
+    from costmodel.rules import split_conjunctions
+
+    calls = []
+    real = split_conjunctions._shape
+    monkeypatch.setattr(split_conjunctions, "_shape", lambda e: calls.append(e) or real(e))
+    key = Call("=", (Column("a", 1), Literal(0, "int")))
+    own = lambda b: [Call("=", (Column("b", 2), Literal(b * 100 + i, "int"))) for i in range(29)]  # noqa: E731
+    branches: list[Expr] = [expr_and([*own(b), key]) for b in range(40)]
+    parts = split_conjunctions.factor_common_conjuncts(expr_or(branches))
+    assert parts[0] == key and len(parts) == 2
+    assert len(calls) == 40 * 30
