@@ -53,7 +53,14 @@ def check_rebuilds(e: exp.Func, name: str, args: list[exp.Expr]) -> None:
         raise unsupported(f"function {name.upper()} in this form", e)
 
 
-_FROM_ARG_LIST = exp.Func.from_arg_list.__func__  # type: ignore[attr-defined]
+def _generic_builder(builder: Any, cls: type[exp.Func]) -> bool:
+    """Whether ``builder`` is ``cls.from_arg_list`` as ``exp.Func`` defines it (no subclass overrides it). Read
+    by name and owner, the same whether sqlglot runs as Python or compiled (``sqlglot[c]``), where the bound
+    classmethod is a builtin without ``__func__``."""
+    if getattr(builder, "__self__", None) is not cls or getattr(builder, "__name__", None) != "from_arg_list":
+        return False
+    owner = next(klass for klass in cls.__mro__ if "from_arg_list" in vars(klass))
+    return owner is exp.Func
 
 
 def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> bool:
@@ -72,7 +79,7 @@ def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> boo
     """
     cls = type(e)
     builder = BASE_DIALECT.parser_class.FUNCTIONS.get(name.upper())
-    if getattr(builder, "__func__", None) is not _FROM_ARG_LIST or getattr(builder, "__self__", None) is not cls:
+    if not _generic_builder(builder, cls):
         return False
     if cls.__init__ is not exp.Expr.__init__:
         return False
