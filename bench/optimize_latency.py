@@ -15,7 +15,7 @@ Peers, SQL to optimized plan, in the same run: DataFusion (``optimized_logical_p
 Spark Catalyst with ``--spark`` (warm JVM). Each query's columns, ours and the peers', are sampled in turns
 (``interleaved``), so a machine whose speed drifts slows them alike. Targets (issue 19): plan geometric mean
 <= DataFusion's; p99 <= 2 x p50; SQL -> SQL >= 3 x faster than sqlglot on every query; a cached repeat <= 0.2 ms.
-Measured with the garbage collector as the server runs it (``gc.freeze()`` after start-up). HTTP throughput:
+Measured with the garbage collector as the server runs it (``service.collector.tune_collector``). HTTP throughput:
 bench/load.py; scaling in plan size: bench/scaling.py. Writes bench/results/optimize_latency.json.
 """
 
@@ -54,6 +54,7 @@ import costmodel  # noqa: E402
 from api.models import parse_ordinary_request  # noqa: E402
 from api.routes import _answer  # noqa: E402
 from costmodel import optimize_wire  # noqa: E402
+from service.collector import tune_collector  # noqa: E402
 from service.optimize import OptimizeService  # noqa: E402
 from service.request_cache import RequestCache  # noqa: E402
 from service.sql import plan_to_sql, sql_to_plan  # noqa: E402
@@ -320,7 +321,7 @@ def main() -> None:
     print(f"{len(plans)} TPC-H queries, {args.iterations} iterations each; load average {load_before[0]:.2f}")
     print(f"engine: {costmodel.BUILD} ({Path(costmodel.__file__).parent})")
     gc.collect()
-    gc.freeze()  # as the server does once started: long-lived objects leave the collector's young generations
+    tune_collector()  # as the server once started: long-lived objects frozen, full collections rare
     rows = measure(args, catalog, queries, plans)
     print_table(rows)
     r = ratios(rows)

@@ -147,12 +147,10 @@ def _serve_one(optimizer: OptimizeService, task: HeavyTask) -> tuple[str, Any]:
 
 
 def _tune_garbage_collection() -> None:
-    """Full collections rare and the imported engine frozen out of them, as in the server process (a larger
-    first generation measured no faster on heavy requests)."""
-    import gc
+    """As in the server process (``service.collector``): the imported engine frozen, full collections rare."""
+    from service.collector import tune_collector
 
-    gc.freeze()
-    gc.set_threshold(700, 10, 1000)
+    tune_collector()
 
 
 def _worker_main(conn: Connection, settings: Settings, serve: Serve, parent: int) -> None:
