@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.plan import Filter, Join, Node, Scan, children, with_children
-from costmodel.positions import ABOVE, ON, SCAN, Position, Pred
+from costmodel.positions import ABOVE, ON, SCAN, Position, Pred, deepest
 from costmodel.rebuild import replaced
 
 if TYPE_CHECKING:
@@ -260,5 +260,15 @@ def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
         if pred is skip:
             continue
         for pos in pred.cut:
+            out.setdefault(pos.key, []).append((pred.index, pos.form))
+    return out
+
+
+def deepest_placements(preds: list[Pred]) -> Placements:
+    """Every predicate, derived ones too, at the leaves of its region: where rule-based pushdown puts it (mode
+    ``always``), whatever cuts placement chose."""
+    out: Placements = {}
+    for pred in preds:
+        for pos in deepest(pred.root):
             out.setdefault(pos.key, []).append((pred.index, pos.form))
     return out

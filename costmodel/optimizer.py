@@ -18,6 +18,7 @@ from costmodel.cost import CostModel, NodeCost, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
 from costmodel.estimate_live import ndv_drops
 from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
+from costmodel.materialize import Materializer, deepest_placements
 from costmodel.options import Options, options_from_wire
 from costmodel.passes import PIPELINE, Work
 from costmodel.passes.report import report
@@ -34,6 +35,7 @@ from costmodel.plan import (
     with_children,
 )
 from costmodel.result import MODEL_VERSION, OptimizeResult
+from costmodel.scan_access import ScanAccess
 from costmodel.unique_ids import unique_node_ids
 from costmodel.wire import plan_from_wire
 
@@ -84,7 +86,7 @@ def _optimize(
         # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
         # rule-based one
         differs = options.mode != "always" and any(d.get("action") == "kept" for d in result.decisions)
-        result.baseline_total = _rule_based_total(plan, catalog, options, sources) if differs else result.total_after
+        result.baseline_total = _rule_based_total(work, plan, sources) if differs else result.total_after
     return result
 
 
@@ -102,11 +104,28 @@ def _run_passes(
     return work, before
 
 
-def _rule_based_total(
+def _rule_based_total(work: Work, plan: Node, sources: tuple[SelectivitySource, ...] | None) -> float:
+    """What ``optimize`` in mode ``always`` reports as the rewritten plan's cost, without its report.
+
+    Normalize, legality, outer joins and inference do not depend on the mode (``never`` skips the last two), so
+    after a run in mode ``cost`` only placement and the rewrite differ: every predicate, derived ones included,
+    goes to the leaves of its region, and that plan is built and costed with the run's own predicates and
+    estimates. Subqueries, decided by cost in ``work``, cost the same per row whatever their plan. From mode
+    ``never`` the passes are run again in mode ``always``.
+    """
+    if work.options.mode != "cost":
+        return _rule_based_rerun(plan, work.catalog, work.options, sources)
+    root = Materializer(work.require_skeleton()).build(deepest_placements(work.preds)).root
+    if work.options.scan_pushdown:
+        root = ScanAccess(work.catalog, work.model).apply(root)
+    return work.model.total(root)
+
+
+def _rule_based_rerun(
     plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
 ) -> float:
-    """What ``optimize`` in mode ``always`` reports as the rewritten plan's cost, without its report: the
-    plan already read, and its estimates and texts remembered (``plan_memo``), are used again."""
+    """``_rule_based_total`` by running the passes in mode ``always``: the plan already read, and its estimates
+    and texts remembered (``plan_memo``), are used again."""
     always = replace(options, mode="always")
     decided, _ = _optimize_subqueries(plan, catalog, always, sources)
     work, _ = _run_passes(decided, catalog, always, sources)

@@ -51,3 +51,33 @@ def test_some_cases_keep_a_predicate_so_the_baseline_is_costed_apart() -> None:
 def test_no_baseline_unless_asked() -> None:
     _, plan, tables = CASES[0]
     assert "baseline" not in optimize_wire(plan, tables)["cost"]
+
+
+@pytest.mark.parametrize("scan_pushdown", [True, False])
+def test_the_baseline_from_the_cost_run_is_the_always_runs_total_exactly(scan_pushdown: bool) -> None:
+    """After a run in mode cost the baseline reuses its passes (placement and rewrite done again, every predicate
+    as deep as legal); running every pass again in mode always must give the same float, case by case."""
+    from costmodel import optimizer
+    from costmodel.catalog import catalog_from_wire
+    from costmodel.options import options_from_wire
+    from costmodel.passes.rewrite import MINTED_IDS
+    from costmodel.plan import plan_memo
+    from costmodel.wire import plan_from_wire
+
+    options = options_from_wire({"scan_pushdown": scan_pushdown})
+    compared = 0
+    for _, plan, tables in CASES:
+        catalog = catalog_from_wire(tables)
+        token = MINTED_IDS.set(set())
+        try:
+            with plan_memo():
+                node = plan_from_wire(plan, catalog)
+                decided, _ = optimizer._optimize_subqueries(node, catalog, options, None)
+                work, _ = optimizer._run_passes(decided, catalog, options, None)
+                shared = optimizer._rule_based_total(work, node, None)
+                rerun = optimizer._rule_based_rerun(node, catalog, options, None)
+        finally:
+            MINTED_IDS.reset(token)
+        assert shared == rerun
+        compared += 1
+    assert compared == len(CASES)
