@@ -46,8 +46,9 @@ def _print_version(value: bool) -> None:
     if value:
         import costmodel
         from service import __version__
+        from service.sql.common import sqlglot_build
 
-        typer.echo(f"pushdown {__version__} (engine: {costmodel.BUILD})")
+        typer.echo(f"pushdown {__version__} (engine: {costmodel.BUILD}; {sqlglot_build()})")
         raise typer.Exit()
 
 

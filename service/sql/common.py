@@ -8,12 +8,26 @@ round trip would change meaning; keeping these in one place prevents drift.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
-from sqlglot import exp
+import sqlglot
+from sqlglot import exp, parser
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 from service.sql.errors import SqlError
+
+
+def sqlglot_build() -> str:
+    """Which sqlglot reads and writes SQL: its version, and ", compiled" when its mypyc build (``sqlglot[c]``, in
+    the base install; about three times as fast) runs rather than its pure-Python modules.
+
+    >>> sqlglot_build().startswith("sqlglot ")
+    True
+    """
+    compiled = Path(parser.__file__ or "").suffix in (".so", ".pyd")
+    return f"sqlglot {sqlglot.__version__}" + (", compiled" if compiled else "")
+
 
 # sqlglot's SQL name (lower case) -> wire name, where the wire spelling differs.
 SQLGLOT_TO_WIRE_FN: dict[str, str] = {

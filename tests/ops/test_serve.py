@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import sqlglot
 from prometheus_client.parser import text_string_to_metric_families
 
 from service import __version__
@@ -59,8 +60,10 @@ def test_version(clean_env: dict[str, str], tmp_path: Path) -> None:
     result = subprocess.run(
         [*pushdown_command(), "--version"], capture_output=True, text=True, env=clean_env, cwd=tmp_path, timeout=60
     )
-    # the test run's engine is the editable source: pure Python (tests/compiled/ covers the compiled build)
-    assert (result.returncode, result.stdout.strip()) == (0, f"pushdown {__version__} (engine: pure Python)")
+    # the test run's engine is the editable source: pure Python (tests/compiled/ covers the compiled build); the
+    # base install brings sqlglot's compiled build (sqlglot[c])
+    expected = f"pushdown {__version__} (engine: pure Python; sqlglot {sqlglot.__version__}, compiled)"
+    assert (result.returncode, result.stdout.strip()) == (0, expected)
 
 
 def test_serve_reads_dot_env_and_logs_json_lines_with_the_request_id(clean_env: dict[str, str], tmp_path: Path) -> None:
