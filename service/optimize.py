@@ -166,7 +166,7 @@ class OptimizeService:
         just missed, so compute (and keep) without looking again. Raises as ``optimize`` does, and
         ``service.answer.NonFiniteNumber`` when a number overflowed.
         """
-        if self.cache is None:
+        if self.cache is None or not use_cache:  # no cache to look in: no key to compute
             options, wanted = cache_option(request.options)
             request, key = replace(request, options=options), b""
         else:
