@@ -178,10 +178,11 @@ def _num(value: Any) -> str:
     """
     if not isinstance(value, int | float) or isinstance(value, bool):
         return str(value)
-    if float(value).is_integer() and abs(value) < 1e15:
+    size = abs(value)
+    if size < 1e15 and float(value).is_integer():
         return str(int(value))
-    if abs(value) >= 1e6:
-        return f"{value:.1f}" if abs(value) < 1e15 else f"{value:.6g}"
+    if 1e6 <= size < 1e15:
+        return f"{value:.1f}"
     return f"{value:.6g}"
 
 
@@ -191,36 +192,35 @@ def _cost_holds(pushed: float, kept: float) -> bool:
 
 def comparisons(row: dict[str, Any]) -> list[dict[str, Any]]:
     """The comparisons a row logs, the deciding one first, each with its labelled terms and whether it held."""
-    out: list[dict[str, Any]] = []
-    if "cost_if_kept" in row and "cost_if_pushed" in row:
-        pushed, kept = row["cost_if_pushed"], row["cost_if_kept"]
-        holds = _cost_holds(pushed, kept)
-        out.append(
-            {
-                "kind": "cost",
-                "holds": holds,
-                "terms": {"cost if pushed": pushed, "cost if kept": kept},
-                "text": f"cost if pushed = {_num(pushed)} {'<=' if holds else '>'} cost if kept = {_num(kept)}",
-            }
-        )
-    if "lhs" in row and "rhs" in row:
-        holds = row["lhs"] <= row["rhs"] + 1e-12
-        out.append(
-            {
-                "kind": "benefit",
-                "holds": holds,
-                "terms": {
-                    "1 - r": row["lhs"],
-                    "p·r1": row["rhs"],
-                    "p": row.get("p"),
-                    "r": row.get("r"),
-                    "r1": row.get("r1"),
-                },
-                "text": f"1 - r = {_num(row['lhs'])} {'<=' if holds else '>'} p·r1 = "
-                f"{_num(row.get('p'))} × {_num(row.get('r1'))} = {_num(row['rhs'])}",
-            }
-        )
-    return out
+    return [c for c in (_cost_comparison(row), _benefit_comparison(row)) if c is not None]
+
+
+def _cost_comparison(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The whole plan's cost with the predicate pushed against kept, when the row logs both."""
+    if "cost_if_kept" not in row or "cost_if_pushed" not in row:
+        return None
+    pushed, kept = row["cost_if_pushed"], row["cost_if_kept"]
+    holds = _cost_holds(pushed, kept)
+    return {
+        "kind": "cost",
+        "holds": holds,
+        "terms": {"cost if pushed": pushed, "cost if kept": kept},
+        "text": f"cost if pushed = {_num(pushed)} {'<=' if holds else '>'} cost if kept = {_num(kept)}",
+    }
+
+
+def _benefit_comparison(row: dict[str, Any]) -> dict[str, Any] | None:
+    """The benefit model's ``1 - r <= p * r1`` at this operator, when the row logs it."""
+    if "lhs" not in row or "rhs" not in row:
+        return None
+    holds = row["lhs"] <= row["rhs"] + 1e-12
+    return {
+        "kind": "benefit",
+        "holds": holds,
+        "terms": {"1 - r": row["lhs"], "p·r1": row["rhs"], "p": row.get("p"), "r": row.get("r"), "r1": row.get("r1")},
+        "text": f"1 - r = {_num(row['lhs'])} {'<=' if holds else '>'} p·r1 = "
+        f"{_num(row.get('p'))} × {_num(row.get('r1'))} = {_num(row['rhs'])}",
+    }
 
 
 def deciding(row: dict[str, Any], next_row: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -245,12 +245,11 @@ def deciding(row: dict[str, Any], next_row: dict[str, Any] | None = None) -> dic
         }
     if row.get("action") == "blocked" or reason in ("mode_always", "mode_never", "not_costed", "into_scan"):
         return None
-    found = comparisons(row)
-    if not found:
-        return None
-    if found[0]["kind"] == "cost" or reason in ("beneficial", "not_beneficial", "lower_total_cost"):
-        return found[0]
-    return None
+    # the first of ``comparisons(row)``, built alone: the whole plan's cost decides when logged
+    cost = _cost_comparison(row)
+    if cost is not None:
+        return cost
+    return _benefit_comparison(row) if reason in ("beneficial", "not_beneficial", "lower_total_cost") else None
 
 
 def _best_cost(row: dict[str, Any]) -> float | None:
