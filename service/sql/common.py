@@ -14,6 +14,7 @@ import sqlglot
 from sqlglot import exp, parser
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
+from sqlglot.expressions import FUNCTION_BY_NAME
 
 from service.sql.errors import SqlError
 
@@ -91,3 +92,29 @@ def dialect_of(name: str) -> Dialect:
 
 #: The dialect ``exp.func`` uses when given none (sqlglot's own), made once.
 BASE_DIALECT = Dialect()
+
+
+def build_function(name: str, args: list[exp.Expr], copy: bool = True) -> exp.Func:
+    """``exp.func(name, *args)`` in ``BASE_DIALECT``. A call without arguments is built as ``exp.func`` builds it
+    (the name's generic builder, else its class), by our own code: compiled sqlglot's ``exp.func`` reads
+    ``__name__`` off the builder, which its compiled lambdas lack (``UUID()``, ``ARRAY()``, ``DATE()`` raised
+    AttributeError where pure sqlglot builds them).
+
+    >>> build_function("uuid", []).sql(), build_function("rand", []).sql(), build_function("my_fn", []).sql()
+    ('UUID()', 'RAND()', 'MY_FN()')
+    """
+    if args:
+        return exp.func(name, *args, dialect=BASE_DIALECT, copy=copy)
+    builder = BASE_DIALECT.parser_class.FUNCTIONS.get(name.upper())
+    if builder is None:
+        function: exp.Func = exp.Anonymous(this=name, expressions=[])
+    elif getattr(builder, "__name__", None) == "from_arg_list":
+        function = builder.__self__()  # type: ignore[attr-defined]  # a bound classmethod
+    else:
+        cls = FUNCTION_BY_NAME.get(name.upper())
+        if cls is None:
+            raise ValueError(f"Unable to convert '{name}' into a Func")
+        function = cls()
+    for message in function.error_messages([]):
+        raise ValueError(message)
+    return function

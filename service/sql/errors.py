@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlglot.errors import SqlglotError
+
 from costmodel.errors import ServiceError
 
 
@@ -52,5 +54,9 @@ class SqlError(ServiceError, ValueError):
 
 #: What sqlglot's tokenizer, function builders and generators raise on odd input besides their own errors: they
 #: index a call's arguments unchecked (MAP(a): IndexError; DATE_TRUNC(): ValueError; Spark's two-argument
-#: REGEXP_REPLACE written out: KeyError). The adapter reads them as input it cannot translate.
+#: REGEXP_REPLACE written out: KeyError), and its compiled build reads attributes its compiled objects may lack
+#: (``exp.func`` without arguments: AttributeError; ``build_function`` avoids that one). The adapter reads them
+#: as input it cannot translate.
 SQLGLOT_SLIPS: tuple[type[Exception], ...] = (IndexError, KeyError, TypeError, ValueError, AttributeError)
+#: sqlglot's own errors and its slips: whatever building or writing a call can raise on input it cannot take.
+SQLGLOT_FAILURES: tuple[type[Exception], ...] = (SqlglotError, *SQLGLOT_SLIPS)

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
-from service.sql.common import BASE_DIALECT
+from service.sql.common import BASE_DIALECT, build_function
+from service.sql.errors import SQLGLOT_FAILURES
 from service.sql.parse import unsupported
 
 #: Function flags sqlglot sets from the dialect that do not change the rows (Spark's COUNT returns BIGINT).
@@ -43,8 +43,8 @@ def positional_args(e: exp.Func, name: str) -> list[exp.Expr]:
 def check_rebuilds(e: exp.Func, name: str, args: list[exp.Expr]) -> None:
     """Refuse ``e`` unless ``exp.func(name, *args)`` builds a call equal to it (``args`` are copied)."""
     try:
-        rebuilt = exp.func(name, *args, dialect=BASE_DIALECT)
-    except (SqlglotError, ValueError, TypeError, KeyError) as err:
+        rebuilt = build_function(name, args)
+    except SQLGLOT_FAILURES as err:
         raise unsupported(f"function {name.upper()}", e) from err
     for flag in HARMLESS_FLAGS:
         if e.args.get(flag) is not None:

@@ -14,10 +14,9 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
-from service.sql.common import BASE_DIALECT, WIRE_TO_SQLGLOT_FN, sqlglot_type
-from service.sql.errors import SqlError
+from service.sql.common import WIRE_TO_SQLGLOT_FN, build_function, sqlglot_type
+from service.sql.errors import SQLGLOT_FAILURES, SqlError
 
 Node = dict[str, Any]
 Expr = dict[str, Any]
@@ -313,6 +312,6 @@ def function(fn: str, args: list[exp.Expr], e: Expr) -> exp.Expr:
     name = WIRE_TO_SQLGLOT_FN.get(fn, fn)
     call_args: list[exp.Expr] = [exp.Distinct(expressions=args)] if e.get("distinct") else args
     try:
-        return exp.func(name, *call_args, copy=False, dialect=BASE_DIALECT)  # the arguments are new nodes
-    except (SqlglotError, ValueError, TypeError, KeyError) as err:
+        return build_function(name, call_args, copy=False)  # the arguments are new nodes
+    except SQLGLOT_FAILURES as err:
         raise SqlError("invalid_plan", f"cannot call {fn} with {n} arguments: {err}") from err

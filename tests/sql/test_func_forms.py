@@ -64,3 +64,35 @@ def test_arguments_in_another_order_or_number_are_left_to_the_rebuild() -> None:
     coalesce = sqlglot.parse_one("COALESCE(a, b)")
     assert isinstance(coalesce, exp.Func)
     assert not rebuilds_in_place(coalesce, "coalesce", positional_args(coalesce, "coalesce"))
+
+
+def test_calls_without_arguments_are_built_as_sqlglot_builds_them() -> None:
+    """Compiled sqlglot's ``exp.func`` fails on a call without arguments whose builder is a lambda; the adapter
+    builds it as ``exp.func`` does in Python: the name's generic builder, else its class, else an anonymous
+    call; a required argument missing is a ValueError, never an AttributeError."""
+    from sqlglot.expressions import FUNCTION_BY_NAME
+
+    from service.sql.common import build_function
+
+    built = refused = 0
+    for upper, builder in sorted(BASE_DIALECT.parser_class.FUNCTIONS.items()):
+        try:
+            function = build_function(upper.lower(), [])
+        except ValueError:
+            refused += 1
+            continue
+        generic = getattr(builder, "__name__", None) == "from_arg_list"
+        assert type(function) is (builder.__self__ if generic else FUNCTION_BY_NAME[upper]), upper
+        assert not function.args.get("expressions") and function.this is None, upper
+        built += 1
+    assert built > 50 and refused > 500
+    assert build_function("uuid", []).sql() == "UUID()" and build_function("array", []).sql() == "ARRAY()"
+
+
+def test_uuid_and_an_empty_array_survive_the_round_trip() -> None:
+    from service.sql import plan_to_sql, sql_to_plan
+
+    catalog = {"tables": {"t": {"columns": [{"name": "a", "type": "int"}]}}}
+    sql = "SELECT UUID() AS u, ARRAY() AS e, a FROM t WHERE a > 1"
+    written = " ".join(plan_to_sql(sql_to_plan(sql, catalog)).split())
+    assert written == "SELECT UUID() AS u, ARRAY() AS e, t.a FROM t WHERE t.a > 1"
