@@ -45,6 +45,8 @@ OUTSIDE: dict[tuple[str, str], str] = {
     ("service/in_process_client.py", "PushdownError"): "the Python client's view of an error, in the caller's process",
     ("service/job_store.py", "ValueError"): "a bug: a job field the runner does not define",
     ("service/sql/bind.py", "Unbindable"): "control flow: the binder gives up and sqlglot's qualify takes over",
+    ("service/sql/common.py", "ValueError"): "build_function raises as exp.func does; its callers catch sqlglot's "
+    "failures (SQLGLOT_FAILURES) and answer unsupported or invalid_plan",
     ("service/sql/to_plan.py", "Unbindable"): "control flow, as above",
     ("service/worker_pool.py", "EOFError"): "caught just below: a worker that died while starting",
     ("service/worker_pool.py", "RuntimeError"): "a worker process that died without answering: a 500, as a bug",
