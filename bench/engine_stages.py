@@ -25,16 +25,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.engine_path import use_engine_from_argv  # noqa: E402
 
-def _engine_from_argv() -> None:
-    """``--engine DIR``: the packages from DIR (an unpacked ``PUSHDOWN_COMPILE=1`` wheel) instead of this checkout."""
-    if "--engine" in sys.argv:
-        where = Path(sys.argv[sys.argv.index("--engine") + 1]).resolve()
-        sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
-        sys.path.insert(0, str(where))
-
-
-_engine_from_argv()
+use_engine_from_argv()
 
 import costmodel  # noqa: E402
 from costmodel import optimizer  # noqa: E402
