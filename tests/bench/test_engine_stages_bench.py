@@ -3,10 +3,10 @@ optimize_wire's, or the breakdown would time something else."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from bench import engine_stages as bench
 from costmodel import optimize_wire
 from costmodel.passes import PIPELINE
 
@@ -14,16 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TPCH = ROOT / "bench" / "tpch"
 
 
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_engine_stages", ROOT / "bench" / "engine_stages.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_staged_run_answers_as_optimize_wire_does():
-    bench = load_bench()
     catalog = json.loads((TPCH / "catalog.json").read_text())
     for path in sorted((TPCH / "plans").glob("q*.json")):
         plan = json.loads(path.read_text())
@@ -33,7 +24,6 @@ def test_the_staged_run_answers_as_optimize_wire_does():
 
 
 def test_the_breakdown_names_every_stage_and_adds_up(tmp_path):
-    bench = load_bench()
     results = tmp_path / "stages.json"
     lines: list[str] = []
     assert bench.main(["--iterations", "1", "--queries", "q05,q21", "--results", str(results)], lines.append) == 0
