@@ -18,11 +18,11 @@ from costmodel.cost import CostModel, NodeCost, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
 from costmodel.estimate_live import ndv_drops
 from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
-from costmodel.materialize import Materializer, deepest_placements
+from costmodel.materialize import deepest_placements
 from costmodel.options import Options, options_from_wire
 from costmodel.passes import PIPELINE, Work
 from costmodel.passes.report import report
-from costmodel.passes.rewrite import MINTED_IDS
+from costmodel.passes.rewrite import MINTED_IDS, built_plan
 from costmodel.plan import (
     Distinct,
     Node,
@@ -115,10 +115,7 @@ def _rule_based_total(work: Work, plan: Node, sources: tuple[SelectivitySource, 
     """
     if work.options.mode != "cost":
         return _rule_based_rerun(plan, work.catalog, work.options, sources)
-    root = Materializer(work.require_skeleton()).build(deepest_placements(work.preds)).root
-    if work.options.scan_pushdown:
-        root = ScanAccess(work.catalog, work.model).apply(root)
-    return work.model.total(root)
+    return work.model.total(built_plan(work, deepest_placements(work.preds), ScanAccess(work.catalog, work.model)))
 
 
 def _rule_based_rerun(

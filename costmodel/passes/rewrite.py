@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from costmodel.materialize import Materializer, placements_of
+from costmodel.materialize import Materializer, Placements, placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node, walk_plan
 from costmodel.positions import ABOVE, Pred
@@ -28,11 +28,17 @@ def rewrite(work: Work) -> None:
         # report, do not rewrite: only the facts a caller should hear about stay
         work.rewrites[:] = [r for r in work.rewrites if r["rule"] == "never_true"]
         return
-    skeleton = work.require_skeleton()
-    ids = _assign_filter_ids(work.preds, skeleton)
-    work.final = Materializer(skeleton).build(placements_of(work.preds), ids).root
-    if work.options.scan_pushdown:
-        work.final = work.scan_access.apply(work.final)
+    ids = _assign_filter_ids(work.preds, work.require_skeleton())
+    work.final = built_plan(work, placements_of(work.preds), work.scan_access, ids)
+
+
+def built_plan(
+    work: Work, placements: Placements, access: ScanAccess, filter_ids: dict[str, str] | None = None
+) -> Node:
+    """The plan ``placements`` describe over the skeleton, with scan-level access (pruning, indexes) applied when
+    scan pushdown is on: the rewrite's plan, and the one the rule-based baseline costs."""
+    root = Materializer(work.require_skeleton()).build(placements, filter_ids).root
+    return access.apply(root) if work.options.scan_pushdown else root
 
 
 def _assign_filter_ids(preds: list[Pred], skeleton: Node) -> dict[str, str]:
