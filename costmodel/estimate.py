@@ -107,7 +107,11 @@ class Estimator:
         self._default = DefaultSource()
 
     def estimate(self, predicate: Expr) -> SelectivityEstimate:
-        return run(self._cached(predicate))
+        try:  # a predicate met before is answered without a trampoline step: most calls are repeats
+            cached = self._cache.get(predicate)
+        except TypeError:  # an unhashable literal value
+            cached = None
+        return cached if cached is not None else run(self._cached(predicate))
 
     def _cached(self, predicate: Expr) -> Step[SelectivityEstimate]:
         """Trampolined (``costmodel.trampoline``): AND, OR and NOT may nest 10,000 levels."""

@@ -226,6 +226,10 @@ def _not(part: Truth) -> Truth:
 
 def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
     """The truth of predicate ``expr`` with columns ``nulls`` NULL and all others unknown."""
+    memo = None if nulls else CONSTANT_TRUTHS.get()
+    hit = memo.get(id(expr)) if memo is not None else None
+    if hit is not None and hit[0] is expr:  # remembered by ``_fold``: no trampoline step
+        return hit[1]
     return run(_fold(expr, nulls))
 
 

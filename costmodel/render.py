@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 
-from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Column, Expr, Literal, Subquery
-from costmodel.trampoline import Step, run
+from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
 
 #: Operator precedence for rendering (higher binds tighter).
 _PRECEDENCE = {
@@ -67,12 +66,12 @@ TEXTS: ContextVar[dict[int, tuple[Expr, str]] | None] = ContextVar("sql_texts", 
 def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
     """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
     if name_of is not None:
-        return run(_render(expr, name_of, 0))
+        return _render(expr, name_of)
     memo = TEXTS.get()
     hit = memo.get(id(expr)) if memo is not None else None
     if hit is not None and hit[0] is expr:
         return hit[1]
-    text = run(_render(expr, _own_name, 0))
+    text = _render(expr, _own_name)
     if memo is not None:
         memo[id(expr)] = (expr, text)
     return text
@@ -82,71 +81,95 @@ def _own_name(column: Column) -> str:
     return column.name
 
 
-def _render(expr: Expr, name_of: Callable[[Column], str], parent_prec: int) -> Step[str]:
-    """Trampolined (``costmodel.trampoline``): each sub-expression is a ``yield``, so depth costs no frames."""
-    if isinstance(expr, Column):
-        return name_of(expr)
-    if isinstance(expr, Literal):
-        return _literal_sql(expr)
+#: The precedence of a text no operator wraps in parentheses: a column, a literal, a call, CASE, a subquery.
+_ATOM = 100
+
+#: A rendered operand: its text and how tightly it binds (its operator's precedence, or ``_ATOM``).
+Rendered = tuple[str, int]
+
+
+def _render(expr: Expr, name_of: Callable[[Column], str]) -> str:
+    """Children before parents on an explicit stack (an expression may nest 10,000 levels): each operand's
+    text is known when its parent is formatted (``_format``). No generators: a trampolined step per node cost
+    more than the text itself."""
+    done: list[Rendered] = []
+    stack: list[tuple[Expr, bool]] = [(expr, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, Column):
+            done.append((name_of(node), _ATOM))
+        elif isinstance(node, Literal):
+            done.append((_literal_sql(node), _ATOM))
+        else:
+            operands = _operands(node)
+            if not ready and operands:
+                stack.append((node, True))
+                stack.extend((arg, False) for arg in reversed(operands))
+                continue
+            split = len(done) - len(operands)
+            rendered = done[split:]
+            del done[split:]
+            done.append(_format(node, rendered))
+    return done[0][0]
+
+
+def _operands(expr: Call | Subquery) -> tuple[Expr, ...]:
+    """The sub-expressions ``expr``'s text shows: an IN subquery shows its needle, other subqueries none."""
+    if isinstance(expr, Subquery):
+        return expr.args[:1] if expr.kind == "in" else ()
+    return expr.args
+
+
+def _wrapped(operand: Rendered, at_least: int) -> str:
+    """The operand's text, in parentheses when it binds looser than its place needs."""
+    text, prec = operand
+    return f"({text})" if prec < at_least else text
+
+
+def _format(expr: Call | Subquery, rendered: list[Rendered]) -> Rendered:
+    """``expr``'s text from its operands' (``_operands``, rendered), and how tightly it binds."""
     if isinstance(expr, Subquery):
         inner = f"({expr.kind} subquery #{expr.plan.id})"
         if expr.kind == "exists":
-            return f"EXISTS {inner}"
+            return f"EXISTS {inner}", _ATOM
         if expr.kind == "in":
-            return f"{(yield _render(expr.args[0], name_of, 5))} IN {inner}"
-        return inner
+            return f"{_wrapped(rendered[0], 5)} IN {inner}", _ATOM
+        return inner, _ATOM
     fn = expr.fn
-    args = expr.args
     prec = _PRECEDENCE.get(fn, 10)
     tight = prec + 1  # an operand binding tighter than this operator needs no parentheses
-    # sub-calls go to module functions: compiled, closures calling each other are a reference cycle (ADR 0003)
     if fn in ("and", "or"):
-        text = f" {fn.upper()} ".join((yield _listed(args, name_of, prec)))
-    elif fn == "not":
-        text = f"NOT {(yield _render(args[0], name_of, tight))}"
-    elif fn in COMPARISONS or fn in ARITHMETIC and len(args) == 2:
+        return f" {fn.upper()} ".join(_wrapped(r, prec) for r in rendered), prec
+    if fn == "not":
+        return f"NOT {_wrapped(rendered[0], tight)}", prec
+    if fn in COMPARISONS or fn in ARITHMETIC and len(rendered) == 2:
         op = "!=" if fn == "<>" else fn.upper() if fn.isalpha() else fn
-        left = yield _render(args[0], name_of, prec)
-        text = f"{left} {op} {(yield _render(args[1], name_of, tight))}"
-    elif fn == "neg":
-        text = f"-{(yield _render(args[0], name_of, tight))}"
-    elif fn in LIKES or fn in ("rlike", "regexp"):
-        left = yield _render(args[0], name_of, tight)
-        text = f"{left} {fn.upper().replace('_', ' ')} {(yield _render(args[1], name_of, tight))}"
-    elif fn == "in":
-        needle = yield _render(args[0], name_of, tight)
-        text = f"{needle} IN ({', '.join((yield _listed(args[1:], name_of, 0)))})"
-    elif fn == "between":
-        x, low, high = yield _listed(args[:3], name_of, prec + 1)
-        text = f"{x} BETWEEN {low} AND {high}"
-    elif fn == "is_null":
-        text = f"{(yield _render(args[0], name_of, tight))} IS NULL"
-    elif fn == "is_not_null":
-        text = f"{(yield _render(args[0], name_of, tight))} IS NOT NULL"
-    elif fn == "cast":
-        return f"CAST({(yield _render(args[0], name_of, 0))} AS {expr.type})"
-    elif fn == "case":
-        parts = ["CASE"]
-        rendered = yield _listed(args, name_of, 0)
-        pairs = len(args) // 2
-        for i in range(pairs):
-            parts.append(f"WHEN {rendered[2 * i]} THEN {rendered[2 * i + 1]}")
-        if len(args) % 2:
-            parts.append(f"ELSE {rendered[-1]}")
-        parts.append("END")
-        return " ".join(parts)
-    elif fn == "udf":
-        return f"{expr.name}({', '.join((yield _listed(args, name_of, 0)))})"
-    else:
-        inner = ", ".join((yield _listed(args, name_of, 0))) if args else ("*" if fn == "count" else "")
-        prefix = "DISTINCT " if expr.distinct else ""
-        return f"{fn}({prefix}{inner})"
-    return f"({text})" if prec < parent_prec else text
-
-
-def _listed(items: tuple[Expr, ...], name_of: Callable[[Column], str], prec: int) -> Step[list[str]]:
-    """Each of ``items`` rendered (``_render``), in order."""
-    out = []
-    for item in items:
-        out.append((yield _render(item, name_of, prec)))
-    return out
+        return f"{_wrapped(rendered[0], prec)} {op} {_wrapped(rendered[1], tight)}", prec
+    if fn == "neg":
+        return f"-{_wrapped(rendered[0], tight)}", prec
+    if fn in LIKES or fn in ("rlike", "regexp"):
+        op = fn.upper().replace("_", " ")
+        return f"{_wrapped(rendered[0], tight)} {op} {_wrapped(rendered[1], tight)}", prec
+    if fn == "in":
+        return f"{_wrapped(rendered[0], tight)} IN ({', '.join(text for text, _ in rendered[1:])})", prec
+    if fn == "between":
+        x, low, high = (_wrapped(r, tight) for r in rendered[:3])
+        return f"{x} BETWEEN {low} AND {high}", prec
+    if fn == "is_null":
+        return f"{_wrapped(rendered[0], tight)} IS NULL", prec
+    if fn == "is_not_null":
+        return f"{_wrapped(rendered[0], tight)} IS NOT NULL", prec
+    texts = [text for text, _ in rendered]
+    if fn == "cast":
+        return f"CAST({texts[0]} AS {expr.type})", _ATOM
+    if fn == "case":
+        pairs = len(texts) // 2
+        parts = ["CASE", *(f"WHEN {texts[2 * i]} THEN {texts[2 * i + 1]}" for i in range(pairs))]
+        if len(texts) % 2:
+            parts.append(f"ELSE {texts[-1]}")
+        return " ".join([*parts, "END"]), _ATOM
+    if fn == "udf":
+        return f"{expr.name}({', '.join(texts)})", _ATOM
+    inner = ", ".join(texts) if texts else ("*" if fn == "count" else "")
+    prefix = "DISTINCT " if expr.distinct else ""
+    return f"{fn}({prefix}{inner})", _ATOM

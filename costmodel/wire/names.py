@@ -58,12 +58,24 @@ class Namer:
 
     @staticmethod
     def for_node(node: Node) -> Namer:
-        """The namer for ``node``'s expressions (its kind's ``scope``); inside ``plan_memo`` a join's is built
-        from its inputs' remembered indexes."""
+        """The namer for ``node``'s expressions (its kind's ``scope``); inside ``plan_memo`` remembered per node
+        (the plan and its EXPLAIN tree name the same nodes), a join's built from its inputs' remembered indexes."""
+        namers = scoped_memo("namer")
+        if namers is None:
+            return Namer(kind_of(node).scope(node))
+        known = namers.get(id(node))
+        if known is not None and known[0] is node:
+            namer: Namer = known[1]
+            return namer
+        indexes = scoped_memo("name_index")
+        assert indexes is not None  # the same plan_memo as the namers'
+        namer = Namer._indexed(node, indexes)
+        namers[id(node)] = (node, namer)
+        return namer
+
+    @staticmethod
+    def _indexed(node: Node, memo: dict[int, tuple[Node, NameIndex]]) -> Namer:
         scope = kind_of(node).scope(node)
-        memo = scoped_memo("name_index")
-        if memo is None:
-            return Namer(scope)
         index: NameIndex | None = None
         if isinstance(node, Join):
             joined = output_fields(node)
@@ -81,7 +93,8 @@ class Namer:
 
     def __call__(self, col: Column) -> str:
         index = self.index()
-        if index.by_name.get(col.name.lower()) == frozenset((col.cid,)):
+        cids = index.by_name.get(col.name.lower())
+        if cids is not None and len(cids) == 1 and col.cid in cids:  # the bare name is this column alone
             return col.name
         f = index.first.get(col.cid)
         if f is not None:

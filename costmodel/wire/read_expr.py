@@ -127,9 +127,12 @@ class ExpressionReader:
 
     def expr(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int) -> Expr:
         """Read and bind one expression (without recursion: an expression may nest 10,000 levels)."""
-        return run(self._expr(raw, scope, path, depth))
+        leaf = self._leaf(raw, scope, path, depth)
+        return leaf if leaf is not None else run(self._expr(raw, scope, path, depth))
 
-    def _expr(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int) -> Step[Expr]:
+    def _leaf(self, raw: Any, scope: tuple[Field, ...], path: str, depth: int) -> Expr | None:
+        """A column or a literal, read; None for an expression with operands (``_expr``). Most operands are
+        leaves: read directly, they cost no trampoline step."""
         self.check_depth(depth, "expression", path)
         if not isinstance(raw, dict):
             raise PlanError("invalid_expression", "an expression must be an object", path)
@@ -148,6 +151,10 @@ class ExpressionReader:
             if not isinstance(typ, str):
                 raise PlanError("invalid_expression", "type must be a string", f"{path}.type")
             return Literal(value, typ.lower())
+        return None
+
+    def _expr(self, raw: dict[str, Any], scope: tuple[Field, ...], path: str, depth: int) -> Step[Expr]:
+        """An expression with operands (``_leaf`` read it is not a leaf), its operands read first."""
         if "subquery" in raw:
             check_keys(raw, _SUBQUERY_KEYS, path)
             return self.subquery(raw, scope, path, depth)
@@ -172,7 +179,9 @@ class ExpressionReader:
                     )
             args_read: list[Expr] = []
             for i, a in enumerate(args_raw):
-                args_read.append((yield self._expr(a, scope, self.short(f"{path}.args[{i}]"), depth + 1)))
+                at = self.short(f"{path}.args[{i}]")
+                leaf = self._leaf(a, scope, at, depth + 1)
+                args_read.append(leaf if leaf is not None else (yield self._expr(a, scope, at, depth + 1)))
             args = tuple(args_read)
             if fn == "cast":
                 typ = raw.get("type")
