@@ -17,6 +17,7 @@ by mypyc (a native class, no slots) it is its constructor called with every fiel
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import fields, replace
 from typing import Any, TypeVar
@@ -45,7 +46,13 @@ def _copier(cls: type) -> Callable[..., Any] | None:
         return None
     head = f"def copy(obj, *, {', '.join(f'{n}=MISSING' for n in names)}):"
     if native:
-        lines = [head, f"    return cls({', '.join(f'{n}=obj.{n} if {n} is MISSING else {n}' for n in names)})"]
+        # by position when the constructor takes the fields in order: keywords cost a compiled constructor a
+        # lookup per argument
+        spelled = [f"obj.{n} if {n} is MISSING else {n}" for n in names]
+        if _positional(cls, names):
+            lines = [head, f"    return cls({', '.join(spelled)})"]
+        else:
+            lines = [head, f"    return cls({', '.join(f'{n}={v}' for n, v in zip(names, spelled, strict=True))})"]
     else:
         lines = [head, "    new = new_(cls)"]
         lines += [f"    set_(new, {n!r}, obj.{n} if {n} is MISSING else {n})" for n in names]
@@ -54,6 +61,17 @@ def _copier(cls: type) -> Callable[..., Any] | None:
     exec("\n".join(lines), scope)  # noqa: S102 - the source is made of a dataclass's own field names
     copy: Callable[..., Any] = scope["copy"]
     return copy
+
+
+def _positional(cls: type, names: tuple[str, ...]) -> bool:
+    """Whether ``cls(*values)`` takes ``names`` in that order (its signature says so)."""
+    try:
+        parameters = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):  # no signature to read
+        return False
+    return [p.name for p in parameters] == list(names) and all(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters
+    )
 
 
 def replaced(obj: T, **changes: Any) -> T:

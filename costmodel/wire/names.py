@@ -13,40 +13,46 @@ from costmodel.shared_walk import shared_bottom_up
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class NameIndex:
-    """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case) and each cid's first field."""
+    """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case): the one cid a spelling names,
+    or None when it names several; and each cid's first field."""
 
-    by_name: Mapping[str, frozenset[int]]
+    by_name: Mapping[str, int | None]
     first: Mapping[int, Field]
 
-    def __init__(self, by_name: Mapping[str, frozenset[int]], first: Mapping[int, Field]) -> None:
+    def __init__(self, by_name: Mapping[str, int | None], first: Mapping[int, Field]) -> None:
         object.__setattr__(self, "by_name", by_name)
         object.__setattr__(self, "first", first)
 
     @staticmethod
     def of(scope: tuple[Field, ...]) -> NameIndex:
-        by_name: dict[str, frozenset[int]] = {}
+        by_name: dict[str, int | None] = {}
         first: dict[int, Field] = {}
         for f in scope:
-            first.setdefault(f.cid, f)
+            cid = f.cid
+            if cid not in first:
+                first[cid] = f
             for spelled in (f.name, f"{f.qualifier}.{f.name}") if f.qualifier else (f.name,):
-                key = spelled.lower()
-                by_name[key] = by_name.get(key, frozenset()) | {f.cid}
+                _add(by_name, spelled.lower(), cid)
         return NameIndex(by_name, first)
 
     def then(self, right: NameIndex) -> NameIndex:
         """The index of this scope followed by ``right``'s: the larger side is copied in C, the smaller merged
         in, so a chain of joins does not index every column below each join again."""
-        if len(right.by_name) > len(self.by_name):
-            by_name = dict(right.by_name)
-            for key, cids in self.by_name.items():
-                by_name[key] = cids | by_name[key] if key in by_name else cids
-        else:
-            by_name = dict(self.by_name)
-            for key, cids in right.by_name.items():
-                by_name[key] = by_name[key] | cids if key in by_name else cids
+        larger, smaller = (right, self) if len(right.by_name) > len(self.by_name) else (self, right)
+        by_name = dict(larger.by_name)
+        for key, cid in smaller.by_name.items():
+            _add(by_name, key, cid)
         first = dict(right.first)
         first.update(self.first)  # a cid on both sides is first met on the left
         return NameIndex(by_name, first)
+
+
+def _add(by_name: dict[str, int | None], key: str, cid: int | None) -> None:
+    """``key`` names ``cid`` too: None (several columns) once it names two."""
+    if key not in by_name:
+        by_name[key] = cid
+    elif by_name[key] != cid:
+        by_name[key] = None
 
 
 class Namer:
@@ -93,8 +99,8 @@ class Namer:
 
     def __call__(self, col: Column) -> str:
         index = self.index()
-        cids = index.by_name.get(col.name.lower())
-        if cids is not None and len(cids) == 1 and col.cid in cids:  # the bare name is this column alone
+        named = index.by_name.get(col.name.lower())
+        if named is not None and named == col.cid:  # the spelling names this column alone
             return col.name
         f = index.first.get(col.cid)
         if f is not None:

@@ -1,0 +1,105 @@
+"""The engine's work in CPU instructions per TPC-H optimization, counted under valgrind (callgrind).
+
+    python bench/engine_instructions.py [--engine DIR ...] [--rounds 2] [--results PATH]
+
+This VM's speed drifts by up to 2x within seconds, so two builds timed minutes apart compare two machines, and
+a 5% change drowns in the drift. An instruction count does not drift: ``optimize_wire`` runs over the 22 TPC-H
+plans ``rounds + 1`` times and once, each under callgrind, and the difference divided by ``rounds x 22`` is the
+instructions one optimization costs (start-up and warm-up cancel out). Each ``--engine DIR`` (an unpacked
+``PUSHDOWN_COMPILE=1`` wheel, as for the other benchmarks; none: this checkout) is counted in turn, so a change
+is measured as ``before`` and ``after`` builds side by side. Instructions are not time (cache misses and branch
+mispredictions are not counted), but the engine's time follows them within a few percent here.
+
+Needs ``valgrind`` on the PATH. Writes bench/results/engine_instructions.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results" / "engine_instructions.json"
+TPCH = ROOT / "bench" / "tpch"
+
+#: What runs under callgrind: ``optimize_wire`` (with the baseline, as the service asks) ``rounds`` times over
+#: the TPC-H plans, with the engine from the directory given (or this checkout), the collector as the server's.
+_RUN = r"""
+import json, sys
+from pathlib import Path
+engine, rounds, tpch = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+if engine:
+    sys.meta_path[:] = [f for f in sys.meta_path if not type(f).__module__.startswith("__editable__")]
+    sys.path.insert(0, engine)
+import costmodel
+from service.collector import tune_collector
+catalog = json.loads((tpch / "catalog.json").read_text())
+plans = [json.loads(p.read_text()) for p in sorted((tpch / "plans").glob("q*.json"))]
+tune_collector()
+for _ in range(rounds):
+    for plan in plans:
+        costmodel.optimize_wire(plan, catalog, baseline=True)
+print(costmodel.BUILD)
+"""
+
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def count(engine: str, rounds: int) -> tuple[int, str]:
+    """Instructions of a process running ``rounds`` rounds of the TPC-H plans, and the engine's build."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", _RUN]
+        + [engine, str(rounds), str(TPCH)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    found = _COLLECTED.search(done.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind reported no count: {done.stderr[-500:]}")
+    return int(found.group(1)), done.stdout.strip().splitlines()[-1]
+
+
+def per_optimization(engine: str, rounds: int, plans: int) -> dict[str, object]:
+    """Instructions per optimization for ``engine``: (``rounds + 1`` rounds minus one round) / (rounds x plans)."""
+    one, build = count(engine, 1)
+    more, _ = count(engine, rounds + 1)
+    return {"engine": engine or "checkout", "build": build, "instructions": (more - one) // (rounds * plans)}
+
+
+def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--engine", action="append", metavar="DIR", help="an engine to count (repeatable)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the 22 plans counted (default 2)")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        out("valgrind is not installed: nothing to count")
+        return 2
+    plans = len(list((TPCH / "plans").glob("q*.json")))
+    rows = [per_optimization(str(Path(e).resolve()) if e else "", args.rounds, plans) for e in args.engine or [""]]
+    first = rows[0]["instructions"]
+    assert isinstance(first, int)
+    for row in rows:
+        instructions = row["instructions"]
+        assert isinstance(instructions, int)
+        share = instructions / first
+        out(f"{row['engine']} ({row['build']}): {instructions:,} instructions per optimization ({share:.3f})")
+    result = {"machine": {"python": platform.python_version()}, "rounds": args.rounds, "plans": plans, "engines": rows}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
