@@ -104,14 +104,21 @@ class Estimator:
 
     def __post_init__(self) -> None:
         self._cache: dict[Expr, SelectivityEstimate] = {}
+        #: the same answers by object: most calls repeat an object, which then costs no structural hash
+        self._by_object: dict[int, tuple[Expr, SelectivityEstimate]] = {}
         self._default = DefaultSource()
 
     def estimate(self, predicate: Expr) -> SelectivityEstimate:
-        try:  # a predicate met before is answered without a trampoline step: most calls are repeats
+        seen = self._by_object.get(id(predicate))
+        if seen is not None and seen[0] is predicate:
+            return seen[1]
+        try:  # a predicate met before is answered without a trampoline step
             cached = self._cache.get(predicate)
         except TypeError:  # an unhashable literal value
             cached = None
-        return cached if cached is not None else run(self._cached(predicate))
+        found = cached if cached is not None else run(self._cached(predicate))
+        self._by_object[id(predicate)] = (predicate, found)
+        return found
 
     def _cached(self, predicate: Expr) -> Step[SelectivityEstimate]:
         """Trampolined (``costmodel.trampoline``): AND, OR and NOT may nest 10,000 levels."""

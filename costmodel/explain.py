@@ -28,7 +28,10 @@ def describe(node: Node) -> str:
 
 
 def _fmt(x: float) -> str:
-    return f"{x:,.0f}" if abs(x) >= 100 or x == int(x) else f"{x:,.2f}"
+    """``1,234`` or ``0.25``; below 999 there is no thousands separator to place (placing one is slow)."""
+    if abs(x) >= 100 or x == int(x):
+        return f"{x:.0f}" if abs(x) < 999 else f"{x:,.0f}"
+    return f"{x:.2f}"
 
 
 def _selectivities(node: Filter | Scan, estimate: Callable[[Expr], Any]) -> str:

@@ -88,14 +88,26 @@ STRICT = frozenset(
 _UNK = object()  # a value we cannot know
 
 
-def _value(expr: Expr, nulls: Set[int]) -> Step[Any]:
-    """A constant value for ``expr``, ``None`` for NULL, or ``_UNK`` (trampolined: ``costmodel.trampoline``)."""
+_CALL = object()  # not a leaf: a call, whose value ``_value`` works out
+
+
+def _leaf_value(expr: Expr, nulls: Set[int]) -> Any:
+    """``_value`` of a literal, a column or a subquery, read without a trampoline step; ``_CALL`` for a call."""
     if isinstance(expr, Literal):
         return expr.value
     if isinstance(expr, Column):
         return None if expr.cid in nulls else _UNK
     if isinstance(expr, Subquery):
         return _UNK
+    return _CALL
+
+
+def _value(expr: Expr, nulls: Set[int]) -> Step[Any]:
+    """A constant value for ``expr``, ``None`` for NULL, or ``_UNK`` (trampolined: ``costmodel.trampoline``)."""
+    leaf = _leaf_value(expr, nulls)
+    if leaf is not _CALL:
+        return leaf
+    assert isinstance(expr, Call)
     if expr.fn == "coalesce" or expr.fn in ("nvl", "ifnull"):
         for arg in expr.args:
             value = yield _value(arg, nulls)
@@ -122,7 +134,8 @@ def _value(expr: Expr, nulls: Set[int]) -> Step[Any]:
 def _values(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Any]]:
     out = []
     for arg in args:
-        out.append((yield _value(arg, nulls)))
+        leaf = _leaf_value(arg, nulls)
+        out.append(leaf if leaf is not _CALL else (yield _value(arg, nulls)))
     return out
 
 

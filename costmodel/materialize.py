@@ -191,9 +191,9 @@ class Materializer:
         above: Sequence[tuple[int, Expr]],
         filter_id: str | None,
     ) -> Node:
-        key = (  # built with C-level maps: a filter may hold thousands of conjuncts
+        key = (  # plain loops: compiled, they beat map() with a builtin (a filter may hold thousands of conjuncts)
             node.id,
-            tuple(map(id, kids)),
+            tuple([id(kid) for kid in kids]),
             _adds_key(scan_adds) if scan_adds else (),
             _adds_key(on_adds) if on_adds else (),
             _adds_key(above) if above else (),
@@ -251,7 +251,12 @@ _second = itemgetter(1)
 
 def _adds_key(adds: Sequence[tuple[int, Expr]]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Which predicates, and which objects of their forms: what a memoized node holds besides its inputs."""
-    return tuple(map(_first, adds)), tuple(map(id, map(_second, adds)))
+    indexes: list[int] = []
+    forms: list[int] = []
+    for index, form in adds:
+        indexes.append(index)
+        forms.append(id(form))
+    return tuple(indexes), tuple(forms)
 
 
 def placements_of(preds: list[Pred], skip: Pred | None = None) -> Placements:
