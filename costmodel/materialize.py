@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from heapq import heappop, heappush
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from costmodel.expr import Expr, and_, conjuncts
@@ -95,7 +95,7 @@ class Materializer:
         tops = dict(base.tops)
         for node_id in sorted(touched, key=self._depth.__getitem__, reverse=True):
             node = self._by_id[node_id]
-            kids = tuple(map(tops.__getitem__, map(_node_id, children(node))))
+            kids = tuple([tops[kid.id] for kid in children(node)])
             tops[node_id] = self._assemble(
                 node,
                 kids,
@@ -128,7 +128,7 @@ class Materializer:
         while queue:
             _, node_id = heappop(queue)
             node = self._by_id[node_id]
-            ids = tuple(map(_node_id, children(node)))
+            ids = tuple([kid.id for kid in children(node)])
             if len(ids) > 8:  # a union of thousands of inputs: looked up in C
                 kids = tuple(map((base.tops | rebuilt).__getitem__, ids))
             else:
@@ -215,9 +215,6 @@ class Materializer:
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)
         self._memo[key] = new
         return new
-
-
-_node_id = attrgetter("id")
 
 
 #: A node's row estimate (``CostModel.row_estimate``).

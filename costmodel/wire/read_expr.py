@@ -59,6 +59,13 @@ def _literal_type(value: Any) -> str:
     return "string"
 
 
+def _distinct(found: tuple[Field, ...]) -> list[Field]:
+    """``found`` once per column: the same column reachable twice (``SELECT a, a``) is not ambiguous."""
+    if len(found) == 1:
+        return [found[0]]
+    return list({f.cid: f for f in found}.values())
+
+
 def _field_label(f: Field) -> str:
     return f"{f.qualifier}.{f.name}" if f.qualifier else f.name
 
@@ -90,17 +97,10 @@ class ExpressionReader:
     def resolve(self, name: str, scope: tuple[Field, ...], path: str) -> Column:
         qualifier, _, base = name.rpartition(".")
         base_l, qual_l = base.lower(), qualifier.lower()
-
-        def matches(fields: tuple[Field, ...]) -> list[Field]:
-            found = self.scopes.named(fields, base_l, qual_l)
-            # the same column reachable twice (e.g. SELECT a, a) is not ambiguous
-            unique = {f.cid: f for f in found}
-            return list(unique.values())
-
-        hits = matches(scope)
+        hits = _distinct(self.scopes.named(scope, base_l, qual_l))
         if not hits:
             for depth in range(len(self.outer) - 1, -1, -1):
-                hits = matches(self.outer[depth])
+                hits = _distinct(self.scopes.named(self.outer[depth], base_l, qual_l))
                 if hits:
                     if len(hits) == 1:  # an outer reference of every subquery opened at or inside `depth`
                         for level in range(depth, len(self.outer_hits)):
