@@ -220,7 +220,9 @@ class CostModel:
                 continue
             kids = children(current)
             if not all(id(kid) in memo for kid in kids):  # a plain loop: compiled, faster than map() in C
-                stack.extend(kid for kid in reversed(kids) if id(kid) not in memo)
+                for kid in reversed(kids):
+                    if id(kid) not in memo:
+                        stack.append(kid)
                 continue
             stack.pop()
             memo[id(current)] = (current, self._estimate(current))
@@ -260,7 +262,7 @@ class CostModel:
 
     def _joint(self, predicates: list[Expr]) -> float | None:
         """The selectivity of a conjunction as a whole, when a sample estimated it so."""
-        key = tuple(map(id, predicates))
+        key = tuple([id(p) for p in predicates])
         hit = self._joint_cache.get(key)
         if hit is None or any(a is not b for a, b in zip(hit[0], predicates, strict=True)):
             estimate = self.estimator.estimate(and_(predicates))

@@ -66,5 +66,5 @@ def cut_change(before: Sequence[T], after: Sequence[T]) -> tuple[list[T], list[T
         shared = _common_suffix(old[:-1], new[:-1], min(len(old), len(new)) - 1)
         old = old[: len(old) - 1 - shared] + old[-1:]
         new = new[: len(new) - 1 - shared] + new[-1:]
-    old_ids, new_ids = set(map(id, old)), set(map(id, new))
+    old_ids, new_ids = {id(p) for p in old}, {id(p) for p in new}
     return [x for x in old if id(x) not in new_ids], [x for x in new if id(x) not in old_ids]

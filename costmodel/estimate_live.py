@@ -46,7 +46,8 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
             return {}
         place[node.id] = (len(order), len(order), depth, parent)
         order.append(node)
-        stack.extend((kid, depth + 1, node.id) for kid in reversed(children(node)))
+        for kid in reversed(children(node)):
+            stack.append((kid, depth + 1, node.id))
     for node in reversed(order):  # a subtree is a run of the pre-order after its root
         first, last, depth, parent = place[node.id]
         if parent is not None:

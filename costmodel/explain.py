@@ -66,5 +66,6 @@ def explain(
         elif ids:
             line += f"  [{node.id}]"
         lines.append(line)
-        stack.extend((child, depth + 1) for child in reversed(children(node)))
+        for child in reversed(children(node)):
+            stack.append((child, depth + 1))
     return "\n".join(lines)

@@ -208,7 +208,8 @@ def _hash(expr: Expr) -> int:
             hashes.append(hit[1])
         elif not ready:
             stack.append((node, True))
-            stack.extend((arg, False) for arg in reversed(node.args))
+            for arg in reversed(node.args):
+                stack.append((arg, False))
         else:
             count = len(node.args)
             kids = tuple(hashes[len(hashes) - count :])
@@ -266,7 +267,7 @@ def _flatten(expr: Expr, fn: str) -> list[Expr]:
     while stack:
         node = stack.pop()
         if isinstance(node, Call) and node.fn == fn:
-            stack.extend(reversed(node.args))
+            stack.extend(node.args[::-1])
         else:
             out.append(node)
     return out
@@ -282,9 +283,9 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
         node = stack.pop()
         yield node
         if isinstance(node, Call):
-            stack.extend(reversed(node.args))
+            stack.extend(node.args[::-1])
         elif isinstance(node, Subquery):
-            stack.extend(reversed(node.args))
+            stack.extend(node.args[::-1])
             if into_subqueries:
                 assert _plan_expressions is not None, "costmodel.plan lends its walker on import"
                 stack.extend(_plan_expressions(node.plan))
@@ -356,7 +357,8 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
         node, count = stack.pop()
         if count < 0 and (isinstance(node, Call) or isinstance(node, Subquery) and node.args):
             stack.append((node, len(node.args)))
-            stack.extend((arg, -1) for arg in reversed(node.args))
+            for arg in reversed(node.args):
+                stack.append((arg, -1))
             continue
         if count > 0:
             assert isinstance(node, (Call, Subquery))

@@ -169,7 +169,8 @@ class Materializer:
             current, ready = stack.pop()
             if not ready:
                 stack.append((current, True))
-                stack.extend((child, False) for child in reversed(children(current)))
+                for child in reversed(children(current)):
+                    stack.append((child, False))
                 continue
             kids = tuple(tops[child.id] for child in children(current))
             tops[current.id] = self._assemble(
@@ -205,13 +206,13 @@ class Materializer:
         new = with_children(node, kids)
         if scan_adds:
             assert isinstance(new, Scan)
-            new = replaced(new, filters=new.filters + tuple(map(_second, sorted(scan_adds, key=_first))))
+            new = replaced(new, filters=new.filters + tuple([form for _, form in sorted(scan_adds, key=_first)]))
         if on_adds:
             assert isinstance(new, Join)
-            parts = ([] if new.on is None else conjuncts(new.on)) + list(map(_second, sorted(on_adds, key=_first)))
+            parts = ([] if new.on is None else conjuncts(new.on)) + [form for _, form in sorted(on_adds, key=_first)]
             new = replaced(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
         if above:
-            forms = list(map(_second, sorted(above, key=_first)))
+            forms = [form for _, form in sorted(above, key=_first)]
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)
         self._memo[key] = new
         return new
@@ -243,7 +244,6 @@ def _same_estimate(a: RowEstimate, b: RowEstimate) -> bool:
 
 
 _first = itemgetter(0)
-_second = itemgetter(1)
 
 
 def _adds_key(adds: Sequence[tuple[int, Expr]]) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -147,7 +147,7 @@ def _optimize_subqueries(
         kids = tuple(rebuilt[k.id] for k in children(node))
         # compared by identity: a node without a subquery below stays the same object, and nothing is
         # compared field by field (a tuple of nodes compared with == compares whole subtrees)
-        new = map_expressions(node, fix) if any(map(has_subquery, node_expressions(node))) else node
+        new = map_expressions(node, fix) if any(has_subquery(e) for e in node_expressions(node)) else node
         if any(a is not b for a, b in zip(kids, children(node), strict=True)):
             new = with_children(new, kids)
         rebuilt[node.id] = new

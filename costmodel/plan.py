@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from operator import attrgetter
 from typing import Any
 
 from costmodel.expr import COLUMN_IDS, HASHES, Expr, PlanNode, use_plan_walker
@@ -92,7 +91,7 @@ def walk_plan(node: Node) -> Iterator[Node]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(children(current)))
+        stack.extend(children(current)[::-1])
 
 
 #: Output columns already computed in this optimization, by node object (``plan_memo``); None outside one.
@@ -159,10 +158,10 @@ def output_cids(node: Node) -> frozenset[int]:
     """
     memo = _CIDS.get()
     if memo is None:
-        return frozenset(map(_cid, output_fields(node)))
+        return frozenset([f.cid for f in output_fields(node)])
     from costmodel.shared_walk import shared_bottom_up  # it walks plans with this module's helpers
 
-    return shared_bottom_up(node, memo, lambda fields: frozenset(map(_cid, fields)), _united_cids)
+    return shared_bottom_up(node, memo, _cids_of, _united_cids)
 
 
 def _united_cids(join: Join, left: frozenset[int], right: frozenset[int]) -> frozenset[int] | None:
@@ -170,7 +169,8 @@ def _united_cids(join: Join, left: frozenset[int], right: frozenset[int]) -> fro
     return left | right if len(output_fields(join)) == len(left) + len(right) else None
 
 
-_cid = attrgetter("cid")
+def _cids_of(fields: tuple[Field, ...]) -> frozenset[int]:
+    return frozenset([f.cid for f in fields])
 
 
 def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) -> tuple[Field, ...]:
@@ -188,7 +188,8 @@ def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) 
         needed = kids[:1] if kind.output_fields == SAME_AS_INPUT else kids
         if not ready:
             stack.append((current, True))
-            stack.extend((kid, False) for kid in reversed(needed))
+            for kid in reversed(needed):
+                stack.append((kid, False))
             continue
         if kind.output_fields == SAME_AS_INPUT:
             fields = memo[id(kids[0])][1]

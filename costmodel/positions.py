@@ -175,7 +175,7 @@ def deepest(pos: Position) -> list[Position]:
     while stack:
         current = stack.pop()
         if current.below:
-            stack.extend(reversed(current.below))
+            stack.extend(current.below[::-1])
         else:
             out.append(current)
     return out

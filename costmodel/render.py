@@ -104,7 +104,8 @@ def _render(expr: Expr, name_of: Callable[[Column], str]) -> str:
             operands = _operands(node)
             if not ready and operands:
                 stack.append((node, True))
-                stack.extend((arg, False) for arg in reversed(operands))
+                for arg in reversed(operands):
+                    stack.append((arg, False))
                 continue
             split = len(done) - len(operands)
             rendered = done[split:]

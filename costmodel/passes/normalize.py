@@ -62,7 +62,8 @@ def _strip(plan: Node, work: Work) -> Node:
         kids = children(node)
         if not ready:
             stack.append((node, True))
-            stack.extend((kid, False) for kid in reversed(kids))
+            for kid in reversed(kids):
+                stack.append((kid, False))
             continue
         stripped = done[len(done) - len(kids) :]
         del done[len(done) - len(kids) :]

@@ -62,7 +62,7 @@ class KeyEqualities:
             index = len(order)
             order.append(node)
             pairs, passed = kind_of(node).key_equalities(node)
-            passed_ids = set(map(id, passed))
+            passed_ids = {id(kid) for kid in passed}
             for kid in children(node):
                 depth_of[id(kid)] = (depth + 1, top if id(kid) in passed_ids else depth + 1)
             stack.extend(children(node))

@@ -55,7 +55,8 @@ def expr_to_wire(expr: Expr, namer: Callable[[Column], str]) -> dict[str, Any]:
                     out["cost"] = node.cost
                 out["deterministic"] = node.deterministic
         into.append(out)
-        stack.extend((arg, args) for arg in reversed(node.args))
+        for arg in reversed(node.args):
+            stack.append((arg, args))
     return root[0]
 
 
@@ -91,7 +92,8 @@ def _plan_to_wire(node: Node) -> dict[str, Any]:
         current, ready = stack.pop()
         if not ready:
             stack.append((current, True))
-            stack.extend((kid, False) for kid in reversed(children(current)))
+            for kid in reversed(children(current)):
+                stack.append((kid, False))
             continue
         kind = kind_of(current)
         written[id(current)] = kind.write(current, Namer.for_node(current), write_child)
