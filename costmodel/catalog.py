@@ -10,21 +10,21 @@ import json  # noqa: F401 - the doctest reads with it
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from costmodel.errors import PlanError
 from costmodel.strict import check_keys
 
-_CATALOG_KEYS = frozenset({"tables"})
-_TABLE_KEYS = frozenset({"columns", "row_count", "column_stats", "indexes", "containers"})
-_COLUMN_KEYS = frozenset({"name", "type"})
-_STATS_KEYS = frozenset({"ndv", "min", "max", "null_count", "histogram", "mcv", "values"})
-_MCV_KEYS = frozenset({"value", "freq"})
-_INDEX_KEYS = frozenset({"name", "columns", "unique"})
+_CATALOG_KEYS: Final = frozenset({"tables"})
+_TABLE_KEYS: Final = frozenset({"columns", "row_count", "column_stats", "indexes", "containers"})
+_COLUMN_KEYS: Final = frozenset({"name", "type"})
+_STATS_KEYS: Final = frozenset({"ndv", "min", "max", "null_count", "histogram", "mcv", "values"})
+_MCV_KEYS: Final = frozenset({"value", "freq"})
+_INDEX_KEYS: Final = frozenset({"name", "columns", "unique"})
 #: ``kind``, ``file`` and ``row_groups`` describe where a container came from (service.analyze writes them)
-_CONTAINER_KEYS = frozenset({"id", "row_count", "column_stats", "kind", "file", "row_groups"})
+_CONTAINER_KEYS: Final = frozenset({"id", "row_count", "column_stats", "kind", "file", "row_groups"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +151,7 @@ def _stats_map(raw: Any, path: str) -> dict[str, ColumnStats]:
 
 
 #: Largest row count or NDV accepted: keeps every estimate a finite number.
-MAX_ROWS = 1e15
+MAX_ROWS: Final = 1e15
 
 
 def _is_number(value: Any) -> bool:
@@ -224,11 +224,11 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
 
 #: Catalogs read lately, by their canonical JSON: pipelines send the same catalog with every query, and
 #: reading one (every column's statistics checked) costs as much as a small plan's placement.
-_READ: dict[bytes, Catalog] = {}
+_READ: Final[dict[bytes, Catalog]] = {}
 #: At most this many catalogs are kept, each at most ``_MEMO_MAX_BYTES`` of JSON.
-_MEMO_ENTRIES = 32
-_MEMO_MAX_BYTES = 256 * 1024
-_MEMO_LOCK = threading.Lock()
+_MEMO_ENTRIES: Final = 32
+_MEMO_MAX_BYTES: Final = 256 * 1024
+_MEMO_LOCK: Final = threading.Lock()
 
 
 def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:

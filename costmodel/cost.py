@@ -16,7 +16,7 @@ import math
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from costmodel.catalog import Catalog
 from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
@@ -41,7 +41,7 @@ from costmodel.options import Options
 from costmodel.plan import Join, Node, Scan, children, node_expressions, op_name, walk_plan
 
 #: Rows beyond this are "more than anything runs"; it keeps every figure finite.
-MAX_ESTIMATE = 1e30
+MAX_ESTIMATE: Final = 1e30
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from costmodel.estimate_stats import ColumnStatsSource
 from costmodel.estimate_types import (
@@ -92,7 +93,7 @@ class DefaultSource:
 
 
 #: The chain when no sample is known: catalog statistics, then (always) the defaults.
-DEFAULT_SOURCES: tuple[SelectivitySource, ...] = (ColumnStatsSource(),)
+DEFAULT_SOURCES: Final[tuple[SelectivitySource, ...]] = (ColumnStatsSource(),)
 
 
 @dataclass

@@ -11,19 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from costmodel.catalog import ColumnStats
 from costmodel.expr import Expr
 
 #: Weakest last. A combined estimate reports the weakest source of its parts.
-SOURCE_RANK = {"constant": 0, "feedback": 1, "sample": 1, "statistics": 2, "default": 3}
+SOURCE_RANK: Final = {"constant": 0, "feedback": 1, "sample": 1, "statistics": 2, "default": 3}
 #: Sources that can answer a conjunction as a whole (correlated columns seen together): the sample, and the
 #: rows a run observed (the service's feedback source, see service/feedback/learning.py).
-JOINT_SOURCES = frozenset({"sample", "feedback"})
+JOINT_SOURCES: Final = frozenset({"sample", "feedback"})
 
 #: Documented defaults, used when nothing better is known (docs/estimation.md).
-DEFAULTS: dict[str, float] = {
+DEFAULTS: Final[dict[str, float]] = {
     "=": 0.1,
     "!=": 0.9,
     "range": 1 / 3,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from costmodel.expr_names import AGGREGATES as AGGREGATES
 from costmodel.expr_names import ARITHMETIC as ARITHMETIC
@@ -187,7 +187,7 @@ def _equal(a: Expr, b: Expr) -> bool:
 
 
 #: Hashes of calls and subqueries computed in this optimization, by object (``costmodel.plan.plan_memo``).
-HASHES: ContextVar[dict[int, tuple[Expr, int]] | None] = ContextVar("expr_hashes", default=None)
+HASHES: Final[ContextVar[dict[int, tuple[Expr, int]] | None]] = ContextVar("expr_hashes", default=None)
 
 
 def _hash(expr: Expr) -> int:
@@ -220,9 +220,9 @@ def _hash(expr: Expr) -> int:
     return hashes[0]
 
 
-TRUE = Literal(True, "boolean")
-FALSE = Literal(False, "boolean")
-NULL = Literal(None, "null")
+TRUE: Final = Literal(True, "boolean")
+FALSE: Final = Literal(False, "boolean")
+NULL: Final = Literal(None, "null")
 
 
 # ---------------------------------------------------------------- construction
@@ -293,7 +293,7 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
 
 #: ``column_ids`` of calls computed in this optimization, by object (``costmodel.plan.plan_memo``): estimates
 #: ask for the same predicates' columns at every candidate placement.
-COLUMN_IDS: ContextVar[dict[int, tuple[Expr, frozenset[int]]] | None] = ContextVar("column_ids", default=None)
+COLUMN_IDS: Final[ContextVar[dict[int, tuple[Expr, frozenset[int]]] | None]] = ContextVar("column_ids", default=None)
 
 
 def column_ids(expr: Expr) -> frozenset[int]:

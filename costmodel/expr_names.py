@@ -8,14 +8,15 @@ renderers read one list.
 from __future__ import annotations
 
 import re
+from typing import Final
 
-COMPARISONS = frozenset({"=", "!=", "<>", "<", "<=", ">", ">=", "<=>"})
-ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "mod", "neg"})
-DIVISIONS = frozenset({"/", "%", "div", "mod"})
-BOOLEAN = frozenset({"and", "or", "not"})
-LIKES = frozenset({"like", "ilike", "not_like"})
-REGEXES = frozenset({"rlike", "regexp", "regexp_like", "similar_to", "regexp_extract", "regexp_replace"})
-AGGREGATES = frozenset(
+COMPARISONS: Final = frozenset({"=", "!=", "<>", "<", "<=", ">", ">=", "<=>"})
+ARITHMETIC: Final = frozenset({"+", "-", "*", "/", "%", "div", "mod", "neg"})
+DIVISIONS: Final = frozenset({"/", "%", "div", "mod"})
+BOOLEAN: Final = frozenset({"and", "or", "not"})
+LIKES: Final = frozenset({"like", "ilike", "not_like"})
+REGEXES: Final = frozenset({"rlike", "regexp", "regexp_like", "similar_to", "regexp_extract", "regexp_replace"})
+AGGREGATES: Final = frozenset(
     {
         "count",
         "sum",
@@ -56,7 +57,7 @@ AGGREGATES = frozenset(
         "product",
     }
 )
-WINDOW_ONLY = frozenset(
+WINDOW_ONLY: Final = frozenset(
     {
         "row_number",
         "rank",
@@ -71,7 +72,7 @@ WINDOW_ONLY = frozenset(
         "nth_value",
     }
 )
-NONDETERMINISTIC = frozenset(
+NONDETERMINISTIC: Final = frozenset(
     {
         "rand",
         "random",
@@ -84,8 +85,8 @@ NONDETERMINISTIC = frozenset(
         "random_uniform",
     }
 )
-RAISING = frozenset({"assert_true", "raise_error", "error"})
-STRING_TYPES = ("string", "varchar", "char", "text", "unknown")
+RAISING: Final = frozenset({"assert_true", "raise_error", "error"})
+STRING_TYPES: Final = ("string", "varchar", "char", "text", "unknown")
 
 
 def like_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:

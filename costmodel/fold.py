@@ -22,7 +22,7 @@ import enum
 import operator
 from collections.abc import Callable, Set
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Final
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
 from costmodel.trampoline import Step, run
@@ -41,7 +41,7 @@ class Truth(enum.Enum):
 
 
 #: Functions that return NULL whenever an argument is NULL.
-STRICT = frozenset(
+STRICT: Final = frozenset(
     COMPARISONS - {"<=>"}
     | ARITHMETIC
     | LIKES
@@ -85,10 +85,10 @@ STRICT = frozenset(
     }
 )
 
-_UNK = object()  # a value we cannot know
+_UNK: Final = object()  # a value we cannot know
 
 
-_CALL = object()  # not a leaf: a call, whose value ``_value`` works out
+_CALL: Final = object()  # not a leaf: a call, whose value ``_value`` works out
 
 
 def _leaf_value(expr: Expr, nulls: Set[int]) -> Any:
@@ -193,7 +193,7 @@ def _compare(fn: str, left: Any, right: Any) -> Truth:
 
 
 #: both sides numbers or both strings by the time these run
-_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+_COMPARISONS: Final[dict[str, Callable[[Any, Any], bool]]] = {
     "=": operator.eq,
     "!=": operator.ne,
     "<>": operator.ne,
@@ -255,7 +255,7 @@ def _folds(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Truth]]:
 
 #: Truths of expressions with no column NULL (``constant_truth``), by object, in this optimization
 #: (``costmodel.plan.plan_memo``): the estimator asks at every level of a nested AND, OR or NOT.
-CONSTANT_TRUTHS: ContextVar[dict[int, tuple[Expr, Truth]] | None] = ContextVar("constant_truths", default=None)
+CONSTANT_TRUTHS: Final[ContextVar[dict[int, tuple[Expr, Truth]] | None]] = ContextVar("constant_truths", default=None)
 
 
 def _fold(expr: Expr, nulls: Set[int]) -> Step[Truth]:

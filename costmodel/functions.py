@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import (
@@ -37,7 +37,7 @@ from costmodel.expr import (
 from costmodel.strict import check_keys
 
 #: Deterministic scalar functions the engine knows and treats as not failing (Spark and DuckDB built-ins).
-KNOWN_SCALARS = frozenset(
+KNOWN_SCALARS: Final = frozenset(
     {
         "abs", "acos", "add_months", "ascii", "asin", "atan", "atan2", "bit_length", "btrim", "cbrt", "ceil",
         "ceiling", "char_length", "character_length", "coalesce", "concat", "concat_ws", "contains", "cos",
@@ -57,7 +57,7 @@ KNOWN_SCALARS = frozenset(
 )  # fmt: skip
 
 #: Every function name the engine knows; any other is opaque unless declared.
-KNOWN_FUNCTIONS = (
+KNOWN_FUNCTIONS: Final = (
     KNOWN_SCALARS
     | COMPARISONS
     | ARITHMETIC
@@ -71,7 +71,7 @@ KNOWN_FUNCTIONS = (
     | {"udf"}
 )
 
-_DECL_KEYS = frozenset({"cost", "deterministic", "may_fail"})
+_DECL_KEYS: Final = frozenset({"cost", "deterministic", "may_fail"})
 #: what a match costs depends on the pattern and the strings (a regex over long comments): a caller may say
 PATTERN_MATCHERS = LIKES | REGEXES
 

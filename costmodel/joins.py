@@ -9,6 +9,7 @@ Sides are 0 (left input) and 1 (right input).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ class JoinType:
     index_join: bool
 
 
-JOIN_TYPES: dict[str, JoinType] = {
+JOIN_TYPES: Final[dict[str, JoinType]] = {
     t.name: t
     for t in (
         JoinType("inner", (0, 1), (0, 1), (0, 1), (), (0, 1), True, True, True),

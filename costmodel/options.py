@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from costmodel.errors import PlanError
 from costmodel.functions import FunctionDecl, functions_from_wire
@@ -14,7 +14,7 @@ Mode = Literal["cost", "always", "never"]
 
 #: Per-row cost of reading a row through an index: a random access costs more than a row of a
 #: sequential scan. Not an operator kind of its own: a scan reads through an index (costmodel.scan_access).
-INDEX_LOOKUP_K = 2.0
+INDEX_LOOKUP_K: Final = 2.0
 
 
 def default_operator_costs() -> dict[str, float]:
@@ -28,7 +28,7 @@ def default_operator_costs() -> dict[str, float]:
 
 
 #: Per-row cost of evaluating one call inside a predicate. A plain comparison is 1.
-DEFAULT_PREDICATE_COSTS: dict[str, float] = {
+DEFAULT_PREDICATE_COSTS: Final[dict[str, float]] = {
     "comparison": 1.0,
     "boolean": 0.0,
     "arithmetic": 1.0,

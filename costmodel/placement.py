@@ -13,6 +13,7 @@ cost model only re-estimates the path that changed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from costmodel.cut_change import cut_change
 from costmodel.materialize import Built, Estimate, Materializer, placements_of
@@ -20,7 +21,7 @@ from costmodel.plan import Node
 from costmodel.positions import Position, Pred, deepest
 from costmodel.trampoline import Step, run
 
-_EPS = 1e-9
+_EPS: Final = 1e-9
 
 
 def _better_or_equal(candidate: float, incumbent: float) -> bool:

@@ -11,9 +11,8 @@ substituting the computing expression.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import Any
+from contextvars import ContextVar, Token
+from typing import Any, Final
 
 from costmodel.expr import COLUMN_IDS, HASHES, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
@@ -95,33 +94,42 @@ def walk_plan(node: Node) -> Iterator[Node]:
 
 
 #: Output columns already computed in this optimization, by node object (``plan_memo``); None outside one.
-_FIELDS: ContextVar[dict[int, tuple[Node, tuple[Field, ...]]] | None] = ContextVar("output_fields", default=None)
+_FIELDS: Final[ContextVar[dict[int, tuple[Node, tuple[Field, ...]]] | None]] = ContextVar("output_fields", default=None)
 #: The same columns' cids as a set, by node object (``plan_memo``): a join asks which side a column comes from.
-_CIDS: ContextVar[dict[int, tuple[Node, frozenset[int]]] | None] = ContextVar("output_cids", default=None)
+_CIDS: Final[ContextVar[dict[int, tuple[Node, frozenset[int]]] | None]] = ContextVar("output_cids", default=None)
 #: Other per-node memos of this optimization, by purpose (``scoped_memo``).
-_SCOPED: ContextVar[dict[str, dict[int, Any]] | None] = ContextVar("scoped_memos", default=None)
+_SCOPED: Final[ContextVar[dict[str, dict[int, Any]] | None]] = ContextVar("scoped_memos", default=None)
 
 
 #: every memo ``plan_memo`` opens and closes
-_MEMOS: tuple[ContextVar[Any], ...] = (_FIELDS, HASHES, TEXTS, CONSTANT_TRUTHS, _CIDS, _SCOPED, COLUMN_IDS)
+_MEMOS: Final[tuple[ContextVar[Any], ...]] = (_FIELDS, HASHES, TEXTS, CONSTANT_TRUTHS, _CIDS, _SCOPED, COLUMN_IDS)
 
 
-@contextmanager
-def plan_memo() -> Iterator[None]:
+def plan_memo() -> PlanMemo:
     """Remember, until the block ends, every node's output columns, every expression's hash, constant truth,
     text and columns read (all immutable; ``optimize`` opens one, the wire reader and writer too).
 
-    Without it a join chain recomputes the columns of everything below each join, once per question.
+    Without it a join chain recomputes the columns of everything below each join, once per question. Inside
+    an open one, another opens nothing.
     """
-    if _FIELDS.get() is not None:
-        yield
-        return
-    tokens = [(memo, memo.set({})) for memo in _MEMOS]
-    try:
-        yield
-    finally:
-        for memo, token in tokens:
+    return PlanMemo()
+
+
+class PlanMemo:
+    """``plan_memo``'s block: a class, not ``contextlib.contextmanager``, whose enter and exit run interpreted
+    (compiled, a memo block is then a few native calls; one opens at every optimization and subquery)."""
+
+    def __init__(self) -> None:
+        self._tokens: list[tuple[ContextVar[Any], Token[Any]]] = []
+
+    def __enter__(self) -> None:
+        if _FIELDS.get() is None:
+            self._tokens = [(memo, memo.set({})) for memo in _MEMOS]
+
+    def __exit__(self, *exc: object) -> None:
+        for memo, token in self._tokens:
             memo.reset(token)
+        self._tokens = []
 
 
 def scoped_memo(purpose: str) -> dict[int, Any] | None:

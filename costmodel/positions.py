@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
 from costmodel.expr import Expr
 from costmodel.legality import cross
@@ -19,7 +20,9 @@ from costmodel.rules import Blocked
 from costmodel.rules.join import is_cross_side_equality, push_join_condition
 from costmodel.rules.scan import push_into_scan
 
-ABOVE, ON, SCAN = "above", "on", "scan"
+ABOVE: Final = "above"
+ON: Final = "on"
+SCAN: Final = "scan"
 
 
 @dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md

@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from costmodel.catalog import ColumnStats, Container
 from costmodel.expr import FALSE, TRUE, Call, Column, Expr, Literal, and_, conjuncts, or_, substitute
@@ -34,9 +34,9 @@ from costmodel.fold import Truth, fold
 from costmodel.render import to_sql
 
 #: Expression forms f(x) that keep order: f(x_min) <= f(x) <= f(x_max).
-_INCREASING = ("+", "-", "*", "/")
-_NUMERIC = {"int", "bigint", "smallint", "tinyint", "double", "float", "decimal", "long", "integer", "real"}
-_TEMPORAL = {"date", "timestamp"}
+_INCREASING: Final = ("+", "-", "*", "/")
+_NUMERIC: Final = {"int", "bigint", "smallint", "tinyint", "double", "float", "decimal", "long", "integer", "real"}
+_TEMPORAL: Final = {"date", "timestamp"}
 
 
 def _base_type(name: str | None) -> str:

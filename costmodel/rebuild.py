@@ -20,14 +20,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import fields, replace
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 
-_MISSING: Any = object()
+_MISSING: Final[Any] = object()
 
 #: Per class, its copier (``_copier``), or None when it is copied by ``dataclasses.replace``.
-_COPIERS: dict[type, Callable[..., Any] | None] = {}
+_COPIERS: Final[dict[type, Callable[..., Any] | None]] = {}
 
 
 def _copier(cls: type) -> Callable[..., Any] | None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from typing import Final
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
 
 #: Operator precedence for rendering (higher binds tighter).
-_PRECEDENCE = {
+_PRECEDENCE: Final = {
     "or": 1,
     "and": 2,
     "not": 3,
@@ -60,7 +61,7 @@ def _literal_sql(lit: Literal) -> str:
 
 #: Texts of predicates rendered with their own column names in this optimization, by object (``plan_memo``):
 #: the decision log renders the same predicate at every operator it passes.
-TEXTS: ContextVar[dict[int, tuple[Expr, str]] | None] = ContextVar("sql_texts", default=None)
+TEXTS: Final[ContextVar[dict[int, tuple[Expr, str]] | None]] = ContextVar("sql_texts", default=None)
 
 
 def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
@@ -82,7 +83,7 @@ def _own_name(column: Column) -> str:
 
 
 #: The precedence of a text no operator wraps in parentheses: a column, a literal, a call, CASE, a subquery.
-_ATOM = 100
+_ATOM: Final = 100
 
 #: A rendered operand: its text and how tightly it binds (its operator's precedence, or ``_ATOM``).
 Rendered = tuple[str, int]

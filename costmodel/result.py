@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
@@ -12,7 +12,7 @@ from costmodel.expr import Expr
 from costmodel.plan import Node
 from costmodel.wire import plan_to_wire
 
-MODEL_VERSION = "1"
+MODEL_VERSION: Final = "1"
 
 
 @dataclass

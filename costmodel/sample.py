@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -89,8 +89,8 @@ Truths = tuple[np.ndarray, np.ndarray]
 Values = tuple[np.ndarray, np.ndarray]
 
 #: Fewer matching sample rows than this and the estimate is too loose: statistics are asked first.
-MIN_MATCHES = 10
-_Z = 1.959963984540054  # 95%
+MIN_MATCHES: Final = 10
+_Z: Final = 1.959963984540054  # 95%
 
 
 class Unsupported(Exception):

@@ -9,9 +9,9 @@ those); every later repeat gets a fresh ``fN``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-_CHILDREN = ("input", "left", "right", "inputs")
+_CHILDREN: Final = ("input", "left", "right", "inputs")
 
 
 def unique_node_ids(plan: Any) -> None:

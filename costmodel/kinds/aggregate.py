@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Column, Expr
@@ -122,7 +122,7 @@ def _describe(node: Any, namer: Namer) -> str:
     return f"Aggregate: groupBy=[{named_text(node.group_by, namer)}], aggr=[{named_text(node.aggregates, namer)}]{sets}"
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="aggregate",
         node_type=Aggregate,

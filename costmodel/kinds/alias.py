@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.kinds.registry import OperatorKind, register
@@ -58,7 +58,7 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, inputs[0], model.options.k("alias"), dict(child.ndv), 0.0, base)
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="alias",
         node_type=Alias,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, register
 from costmodel.kinds.shape import (
@@ -43,7 +43,7 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, min(rows_in, groups), model.options.k("distinct"), dict(kids[0].ndv))
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="distinct",
         node_type=Distinct,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Expr, conjuncts
@@ -48,7 +48,7 @@ def _expressions(node: Any) -> list[Expr]:
     return [node.predicate]
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="filter",
         node_type=Filter,

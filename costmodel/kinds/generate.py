@@ -12,7 +12,7 @@ the query wrote it, and the engine reports a filter above it as staying.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
@@ -83,7 +83,7 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, inputs[0], model.options.k("generate"), dict(child.ndv))
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="generate",
         node_type=Generate,

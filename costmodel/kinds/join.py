@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Column, Expr
@@ -100,7 +100,7 @@ def _null_supplying(node: Any, null_supplying: bool) -> tuple[bool, ...]:
     return (null_supplying or 0 in padded, null_supplying or 1 in padded)
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="join",
         node_type=Join,

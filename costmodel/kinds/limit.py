@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, register
@@ -49,7 +49,7 @@ def _describe(node: Any, namer: Namer) -> str:
     return f"Limit: skip={node.offset}, fetch={node.count if node.count is not None else 'None'}"
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="limit",
         node_type=Limit,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
@@ -60,7 +60,7 @@ def _expressions(node: Any) -> list[Expr]:
     return [e.expr for e in node.exprs]
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="project",
         node_type=Project,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from mypy_extensions import mypyc_attr
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from costmodel.wire.read import Binder
 
 #: ``output_fields`` of a kind whose rows have exactly its (first) input's columns.
-SAME_AS_INPUT: Literal["same_as_input"] = "same_as_input"
+SAME_AS_INPUT: Final[Literal["same_as_input"]] = "same_as_input"
 
 #: the node class one kind describes: its hooks take that class, not any node
 N = TypeVar("N")
@@ -88,9 +88,9 @@ class OperatorKind(Generic[N]):
     renames_columns: bool
 
 
-_BY_TYPE: dict[type, OperatorKind[Any]] = {}
-_BY_OP: dict[str, OperatorKind[Any]] = {}
-_BY_NAME: dict[str, OperatorKind[Any]] = {}
+_BY_TYPE: Final[dict[type, OperatorKind[Any]]] = {}
+_BY_OP: Final[dict[str, OperatorKind[Any]]] = {}
+_BY_NAME: Final[dict[str, OperatorKind[Any]]] = {}
 
 
 def register(kind: OperatorKind[N]) -> OperatorKind[N]:

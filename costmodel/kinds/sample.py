@@ -13,7 +13,7 @@ a filter below would change: predicates stay above it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.wire.read import Binder
 
-METHODS = ("bernoulli", "system")
+METHODS: Final = ("bernoulli", "system")
 
 
 def push_through_sample(predicate: Expr, node: Sample) -> Outcome:
@@ -83,7 +83,7 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, out, model.options.k("sample"), ndv, 0.0, base)
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="sample",
         node_type=Sample,

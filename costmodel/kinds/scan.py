@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Column, Expr
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.wire.read import Binder
 
-_INDEX_KEYS = frozenset({"name", "columns", "predicates"})
+_INDEX_KEYS: Final = frozenset({"name", "columns", "predicates"})
 
 
 def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:
@@ -162,7 +162,7 @@ def _no_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, 
     return no_equalities(node)
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="scan",
         node_type=Scan,

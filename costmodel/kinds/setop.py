@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.kinds.registry import OperatorKind, register
@@ -66,7 +66,7 @@ def _with_children(node: SetOp, kids: Sequence[Node]) -> Node:
     return node if all(a is b for a, b in zip(kids, node.inputs, strict=True)) else replaced(node, inputs=tuple(kids))
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="union",
         node_type=SetOp,

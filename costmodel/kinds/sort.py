@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
@@ -60,7 +60,7 @@ def _describe(node: Any, namer: Namer) -> str:
     return f"Sort: {keys_text(node.keys, namer)}{limit}"
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="sort",
         node_type=Sort,

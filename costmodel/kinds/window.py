@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Expr
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.wire.read import Binder
 
-_FUNCTION_KEYS = frozenset({"expr", "as", "partition_by", "frame"})
-_FRAME_KEYS = frozenset({"kind", "start", "end"})
-_FRAME_KINDS = ("rows", "range")
+_FUNCTION_KEYS: Final = frozenset({"expr", "as", "partition_by", "frame"})
+_FRAME_KEYS: Final = frozenset({"kind", "start", "end"})
+_FRAME_KINDS: Final = ("rows", "range")
 
 
 def _frame_bound(raw: Any, path: str) -> str:
@@ -119,7 +119,7 @@ def _describe(node: Any, namer: Namer) -> str:
     return f"Window: {part}{order}, functions=[{named_text(node.functions, namer)}]"
 
 
-KIND = register(
+KIND: Final = register(
     OperatorKind(
         name="window",
         node_type=Window,

@@ -7,6 +7,7 @@ fixture file per pass (plan before, state after, decisions) and their runner.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from costmodel.passes import infer, legality, normalize, outer_joins, place, rewrite
 from costmodel.passes.work import Work
@@ -14,7 +15,7 @@ from costmodel.passes.work import Work
 Pass = Callable[[Work], None]
 
 #: The passes, in the order they run.
-PIPELINE: tuple[tuple[str, Pass], ...] = (
+PIPELINE: Final[tuple[tuple[str, Pass], ...]] = (
     ("normalize", normalize.normalize),
     ("legality", legality.legality),
     ("outer_joins", outer_joins.outer_joins),

@@ -8,6 +8,8 @@ placed by rule, with a warning.
 
 from __future__ import annotations
 
+from typing import Final
+
 from costmodel.cost import CostModel
 from costmodel.estimate_live import ndv_drops
 from costmodel.materialize import Built, Materializer
@@ -17,7 +19,7 @@ from costmodel.plan import Filter
 from costmodel.positions import ABOVE, ON, SCAN, Position
 
 #: conjunct estimations placement may spend before it places the rest by rule (deepest legal)
-WORK_BUDGET = 400_000
+WORK_BUDGET: Final = 400_000
 
 
 def placement(work: Work) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Final
 
 from costmodel.materialize import Materializer, Placements, placements_of
 from costmodel.passes.work import Work
@@ -18,7 +19,7 @@ from costmodel.scan_access import ScanAccess
 
 #: Filter ids minted so far in one request, across the outer plan and every subquery plan (each is
 #: optimized on its own): a new filter id is unique in the whole answer, not only in its own plan.
-MINTED_IDS: ContextVar[set[str] | None] = ContextVar("minted_filter_ids", default=None)
+MINTED_IDS: Final[ContextVar[set[str] | None]] = ContextVar("minted_filter_ids", default=None)
 
 
 def rewrite(work: Work) -> None:

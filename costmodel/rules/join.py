@@ -19,6 +19,8 @@ left of right joins; never for full joins nor a null-aware (NOT IN) anti join.
 
 from __future__ import annotations
 
+from typing import Final
+
 from costmodel.expr import Call, Expr, column_ids
 from costmodel.expr_raise import can_raise
 from costmodel.joins import JOIN_TYPES
@@ -27,9 +29,9 @@ from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome
 
 #: sides a WHERE predicate may enter, by join type (costmodel.joins)
-WHERE_SIDES = {name: t.where_sides for name, t in JOIN_TYPES.items()}
+WHERE_SIDES: Final = {name: t.where_sides for name, t in JOIN_TYPES.items()}
 #: sides an ON conjunct may enter, by join type (costmodel.joins)
-ON_SIDES = {name: t.on_sides for name, t in JOIN_TYPES.items()}
+ON_SIDES: Final = {name: t.on_sides for name, t in JOIN_TYPES.items()}
 
 
 def side_of(predicate: Expr, node: Join) -> int | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from costmodel.catalog import Catalog
 from costmodel.errors import PlanError
@@ -35,10 +35,10 @@ from costmodel.wire.scopes import Scopes
 #: iterative, so this bounds memory and time per request, not the interpreter's stack.
 MAX_DEPTH = 100_000
 #: Marks a path stand-in (``Binder.short``); no JSON path contains it.
-_TOKEN = "\x00"
+_TOKEN: Final = "\x00"
 #: Deepest nesting of subqueries: each level is read and optimized as a plan of its own, a few Python frames
 #: apiece, so this one bounds the interpreter's stack (docs/api.md).
-MAX_SUBQUERY_DEPTH = 64
+MAX_SUBQUERY_DEPTH: Final = 64
 
 
 @dataclass

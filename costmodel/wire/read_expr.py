@@ -8,7 +8,7 @@ kind's ``read`` hook asks the binder for its expressions in the scope its inputs
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.expr import Call, Column, Expr, Literal, Subquery
@@ -18,17 +18,17 @@ from costmodel.strict import check_keys
 from costmodel.trampoline import Step, run
 from costmodel.wire.scopes import Scopes
 
-NAMED_KEYS = frozenset({"expr", "as"})
-_SORT_KEY_KEYS = frozenset({"expr", "desc", "nulls_first"})
-_COL_KEYS = frozenset({"col"})
-_LIT_KEYS = frozenset({"lit", "type"})
-_SUBQUERY_KEYS = frozenset({"subquery", "kind", "args"})
-_CALL_KEYS = frozenset({"fn", "args", "distinct"})
-_CAST_KEYS = _CALL_KEYS | {"type"}
-_UDF_KEYS = _CALL_KEYS | {"name", "cost", "deterministic"}
+NAMED_KEYS: Final = frozenset({"expr", "as"})
+_SORT_KEY_KEYS: Final = frozenset({"expr", "desc", "nulls_first"})
+_COL_KEYS: Final = frozenset({"col"})
+_LIT_KEYS: Final = frozenset({"lit", "type"})
+_SUBQUERY_KEYS: Final = frozenset({"subquery", "kind", "args"})
+_CALL_KEYS: Final = frozenset({"fn", "args", "distinct"})
+_CAST_KEYS: Final = _CALL_KEYS | {"type"}
+_UDF_KEYS: Final = _CALL_KEYS | {"name", "cost", "deterministic"}
 
 
-_ARITY = {
+_ARITY: Final = {
     "not": (1, 1),
     "is_null": (1, 1),
     "is_not_null": (1, 1),
