@@ -39,6 +39,7 @@ from costmodel.expr import (
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
 from costmodel.plan import Join, Node, Scan, children, node_expressions, op_name, walk_plan
+from costmodel.rounding import rounded
 
 #: Rows beyond this are "more than anything runs"; it keeps every figure finite.
 MAX_ESTIMATE: Final = 1e30
@@ -88,7 +89,7 @@ class NodeCost:
 
 
 def _round(x: float) -> float:
-    return round(x, 4) if abs(x) < 1000 else round(x, 1)
+    return rounded(x, 4) if abs(x) < 1000 else rounded(x, 1)
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
@@ -361,7 +362,7 @@ def split_join_condition(node: Join, left_cids: AbstractSet[int]) -> tuple[list[
 def savings(before: float, after: float) -> float:
     if before <= 0 or math.isclose(before, after):
         return 0.0
-    return round(1 - after / before, 6)
+    return rounded(1 - after / before, 6)
 
 
 def per_row_cost(expr: Expr, costs: Mapping[str, float]) -> float:

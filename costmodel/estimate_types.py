@@ -15,6 +15,7 @@ from typing import Any, Final, Protocol
 
 from costmodel.catalog import ColumnStats
 from costmodel.expr import Expr
+from costmodel.rounding import rounded
 
 #: Weakest last. A combined estimate reports the weakest source of its parts.
 SOURCE_RANK: Final = {"constant": 0, "feedback": 1, "sample": 1, "statistics": 2, "default": 3}
@@ -64,8 +65,8 @@ class SelectivityEstimate:
 
     def to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "selectivity": round(self.selectivity, 6),
-            "interval": [round(self.low, 6), round(self.high, 6)],
+            "selectivity": rounded(self.selectivity, 6),
+            "interval": [rounded(self.low, 6), rounded(self.high, 6)],
             "source": self.source,
         }
         if self.sample_size is not None:

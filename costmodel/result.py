@@ -10,6 +10,7 @@ from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
 from costmodel.expr import Expr
 from costmodel.plan import Node
+from costmodel.rounding import rounded
 from costmodel.wire import plan_to_wire
 
 MODEL_VERSION: Final = "1"
@@ -46,8 +47,8 @@ class OptimizeResult:
             "decisions": self.decisions,
             "estimates": self.estimates,
             "cost": {
-                "before": {"total": round(self.total_before, 4), "nodes": [c.to_wire() for c in self.before]},
-                "after": {"total": round(self.total_after, 4), "nodes": [c.to_wire() for c in self.after]},
+                "before": {"total": rounded(self.total_before, 4), "nodes": [c.to_wire() for c in self.before]},
+                "after": {"total": rounded(self.total_after, 4), "nodes": [c.to_wire() for c in self.after]},
                 "savings": savings(self.total_before, self.total_after),
                 **self._baseline(),
             },
@@ -65,4 +66,4 @@ class OptimizeResult:
         """``{"baseline": ...}`` when it was asked for: what rule-based pushdown's plan (mode ``always``) costs."""
         if self.baseline_total is None:
             return {}
-        return {"baseline": {"total": round(self.baseline_total, 4), "mode": "always"}}
+        return {"baseline": {"total": rounded(self.baseline_total, 4), "mode": "always"}}

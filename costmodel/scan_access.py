@@ -33,6 +33,7 @@ from costmodel.pruning import prune
 from costmodel.reasons import Reason
 from costmodel.rebuild import replaced
 from costmodel.render import to_sql
+from costmodel.rounding import rounded
 from costmodel.trampoline import Step, run
 
 
@@ -220,9 +221,9 @@ class ScanAccess:
             "name": index.name,
             "columns": list(index.columns),
             "predicates": [to_sql(p) for p in matched],
-            "rows_fetched": round(fetched, 4),
-            "cost_index": round(cost_index, 4),
-            "cost_scan": round(cost_scan, 4),
+            "rows_fetched": rounded(fetched, 4),
+            "cost_index": rounded(cost_index, 4),
+            "cost_scan": rounded(cost_scan, 4),
             "chosen": chosen,
         }
         self.decisions.append(
@@ -232,8 +233,8 @@ class ScanAccess:
                 "action": "pushed" if chosen else "kept",
                 "reason": Reason.INDEX_LOOKUP if chosen else Reason.INDEX_NOT_CHEAPER,
                 "index": label,
-                "cost_if_kept": round(cost_scan, 4),
-                "cost_if_pushed": round(cost_index, 4),
+                "cost_if_kept": rounded(cost_scan, 4),
+                "cost_if_pushed": rounded(cost_index, 4),
             }
         )
         if not chosen:

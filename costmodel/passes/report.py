@@ -18,6 +18,7 @@ from costmodel.positions import ON, SCAN, Position, Pred
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
 from costmodel.result import OptimizeResult
+from costmodel.rounding import rounded
 
 
 def report(work: Work, before: list[NodeCost]) -> OptimizeResult:
@@ -87,13 +88,13 @@ class Reporter:
         p = 1 - s
         r1 = k / c if c > 0 else float("inf")
         out = {
-            "p": round(p, 6),
-            "r": round(r, 6),
-            "r1": round(r1, 6),
-            "lhs": round(1 - r, 6),
-            "rhs": round(p * r1, 6),
-            "selectivity": round(s, 6),
-            "interval": [round(est.low, 6), round(est.high, 6)],
+            "p": rounded(p, 6),
+            "r": rounded(r, 6),
+            "r1": rounded(r1, 6),
+            "lhs": rounded(1 - r, 6),
+            "rhs": rounded(p * r1, 6),
+            "selectivity": rounded(s, 6),
+            "interval": [rounded(est.low, 6), rounded(est.high, 6)],
             "source": est.source,
         }
         # p ranges over [1 - high, 1 - low]: if the inequality holds at one end and not the other,
@@ -103,9 +104,9 @@ class Reporter:
         if holds_low != holds_high:
             out["uncertain"] = True
         if pos.cost_here is not None:
-            out["cost_if_kept"] = round(pos.cost_here, 4)
+            out["cost_if_kept"] = rounded(pos.cost_here, 4)
         if pos.best_below is not None:
-            out["cost_if_pushed"] = round(pos.best_below, 4)
+            out["cost_if_pushed"] = rounded(pos.best_below, 4)
         return out
 
     def decisions(self, pred: Pred, mode: str, absent_cost: float | None, costed: bool = True) -> list[dict[str, Any]]:
@@ -122,9 +123,9 @@ class Reporter:
                 "reason": pred.derived_reason if pred.cut else Reason.DERIVED_NOT_BENEFICIAL,
             }
             if absent_cost is not None:
-                entry["cost_without"] = round(absent_cost, 4)
+                entry["cost_without"] = rounded(absent_cost, 4)
             if pred.cost_with is not None:
-                entry["cost_with"] = round(pred.cost_with, 4)
+                entry["cost_with"] = rounded(pred.cost_with, 4)
             out.append(entry)
             if not pred.cut:
                 return out

@@ -1,0 +1,36 @@
+"""``rounded(x, digits)``: Python's ``round(x, digits)`` of a float, bit for bit, without its string round trip.
+
+CPython rounds a float to ``digits`` decimals by writing the correctly rounded decimal and reading it back,
+about 2,000 instructions; the answer's numbers (cost tables, the decision log) are rounded a few hundred times
+per plan. When ``x * 10**digits`` is not within its rounding error of a half, the integer nearest to it is
+the decimal's digits, and dividing that integer by ``10**digits`` (one correctly rounded division of two
+exact doubles) is the double the decimal reads back as. A value near a tie, a huge one, or one that is not
+finite goes to ``round`` itself. tests/costmodel/test_rounding.py holds the two to the same bits.
+
+    >>> rounded(0.1234565, 6) == round(0.1234565, 6), rounded(2.5, 0), rounded(-1e-9, 6)
+    (True, 2.0, -0.0)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+#: below this a double's integer part is exact and its fraction has room for the check
+_EXACT: Final = 2.0**52
+#: how far from a half the scaled value must be to trust its nearest integer: many times its rounding error
+_MARGIN: Final = 1e-12
+
+
+def rounded(x: float, digits: int) -> float:
+    """``round(x, digits)`` for ``0 <= digits <= 6``: the same double."""
+    scale = float(10**digits)  # exact
+    scaled = x * scale
+    if not -_EXACT < scaled < _EXACT:  # huge, infinite, or NaN (every comparison with NaN is false)
+        return round(x, digits)
+    nearest = math.floor(scaled + 0.5)
+    if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (abs(scaled) + 1.0):  # may be a tie: round decides
+        return round(x, digits)
+    if nearest == 0:
+        return math.copysign(0.0, x)  # round keeps the sign of a value that rounds to zero
+    return nearest / scale
