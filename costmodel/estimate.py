@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Final
 
@@ -113,26 +114,27 @@ class Estimator:
         seen = self._by_object.get(id(predicate))
         if seen is not None and seen[0] is predicate:
             return seen[1]
-        try:  # a predicate met before is answered without a trampoline step
-            cached = self._cache.get(predicate)
-        except TypeError:  # an unhashable literal value
-            cached = None
-        found = cached if cached is not None else run(self._cached(predicate))
+        known = self._known(predicate)  # a predicate met before is answered without a trampoline step
+        found = known if known is not None else run(self._cached(predicate))
         self._by_object[id(predicate)] = (predicate, found)
         return found
 
+    def _known(self, predicate: Expr) -> SelectivityEstimate | None:
+        """The estimate of an equal predicate met before; None when there is none or it cannot be hashed."""
+        try:
+            return self._cache.get(predicate)
+        except TypeError:  # an unhashable literal value
+            return None
+
     def _cached(self, predicate: Expr) -> Step[SelectivityEstimate]:
         """Trampolined (``costmodel.trampoline``): AND, OR and NOT may nest 10,000 levels."""
-        fresh: SelectivityEstimate
-        try:
-            cached = self._cache.get(predicate)
-        except TypeError:  # an unhashable literal value
-            fresh = yield self._estimate(predicate)
-            return fresh
-        if cached is None:
-            cached = yield self._estimate(predicate)
-            self._cache[predicate] = cached
-        return cached
+        known = self._known(predicate)
+        if known is not None:
+            return known
+        fresh: SelectivityEstimate = yield self._estimate(predicate)
+        with suppress(TypeError):  # an unhashable literal value: estimated again when asked again
+            self._cache[predicate] = fresh
+        return fresh
 
     def _estimate(self, pred: Expr) -> Step[SelectivityEstimate]:
         truth = constant_truth(pred)  # a = NULL reads a column and is still never true

@@ -239,11 +239,8 @@ def _not(part: Truth) -> Truth:
 
 def fold(expr: Expr, nulls: Set[int] = frozenset()) -> Truth:
     """The truth of predicate ``expr`` with columns ``nulls`` NULL and all others unknown."""
-    memo = None if nulls else CONSTANT_TRUTHS.get()
-    hit = memo.get(id(expr)) if memo is not None else None
-    if hit is not None and hit[0] is expr:  # remembered by ``_fold``: no trampoline step
-        return hit[1]
-    return run(_fold(expr, nulls))
+    remembered = _remembered(expr, nulls)  # no trampoline step for a truth ``_fold`` remembered
+    return remembered if remembered is not None else run(_fold(expr, nulls))
 
 
 def _folds(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Truth]]:
@@ -258,18 +255,22 @@ def _folds(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Truth]]:
 CONSTANT_TRUTHS: Final[ContextVar[dict[int, tuple[Expr, Truth]] | None]] = ContextVar("constant_truths", default=None)
 
 
+def _remembered(expr: Expr, nulls: Set[int]) -> Truth | None:
+    """The constant truth of call ``expr`` when this ``plan_memo`` has it (only calls with no NULL columns)."""
+    memo = None if nulls else CONSTANT_TRUTHS.get()
+    hit = memo.get(id(expr)) if memo is not None else None
+    return hit[1] if hit is not None and hit[0] is expr else None
+
+
 def _fold(expr: Expr, nulls: Set[int]) -> Step[Truth]:
     """``_fold_here``, remembered for constant truths (no NULL columns) inside a ``plan_memo``."""
+    remembered = _remembered(expr, nulls)
+    if remembered is not None:
+        return remembered
+    truth: Truth = yield _fold_here(expr, nulls)
     memo = None if nulls else CONSTANT_TRUTHS.get()
-    truth: Truth
-    if memo is None or not isinstance(expr, Call):
-        truth = yield _fold_here(expr, nulls)
-        return truth
-    hit = memo.get(id(expr))
-    if hit is not None and hit[0] is expr:
-        return hit[1]
-    truth = yield _fold_here(expr, nulls)
-    memo[id(expr)] = (expr, truth)
+    if memo is not None and isinstance(expr, Call):
+        memo[id(expr)] = (expr, truth)
     return truth
 
 

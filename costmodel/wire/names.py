@@ -99,8 +99,7 @@ class Namer:
 
     def __call__(self, col: Column) -> str:
         index = self.index()
-        named = index.by_name.get(col.name.lower())
-        if named is not None and named == col.cid:  # the spelling names this column alone
+        if index.by_name.get(col.name.lower()) == col.cid:  # the spelling names this column alone
             return col.name
         f = index.first.get(col.cid)
         if f is not None:
