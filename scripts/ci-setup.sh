@@ -2,7 +2,8 @@
 # Installs what the tests need beyond Python packages, on a fresh Debian machine (as root, or with sudo):
 # PostgreSQL's server (the history tests start their own server in a temp dir) and Chromium (the
 # dashboard's browser test, driven by Playwright with executable_path=/usr/bin/chromium), and a C compiler
-# (tests/compiled/ builds the engine with mypyc, as the Docker image does).
+# (tests/compiled/ builds the engine with mypyc, as the Docker image does), and valgrind (bench/engine_instructions.py
+# counts the engine's instructions under it; its test runs the count).
 # Idempotent and quick when everything is already there: apt is only asked for what is missing.
 set -euo pipefail
 
@@ -25,6 +26,9 @@ fi
 if ! command -v cc > /dev/null; then
   missing+=(gcc libc6-dev)
 fi
+if ! command -v valgrind > /dev/null; then
+  missing+=(valgrind)
+fi
 # Python's headers, for the same build: Debian's own Python keeps them in a package of their own.
 headers=$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 if [ ! -f "$headers/Python.h" ] && [ "$(python -c 'import sys; print(sys.base_prefix)')" = "/usr" ]; then
@@ -32,7 +36,7 @@ if [ ! -f "$headers/Python.h" ] && [ "$(python -c 'import sys; print(sys.base_pr
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "ci-setup: postgresql, chromium and a C compiler already installed"
+  echo "ci-setup: postgresql, chromium, a C compiler and valgrind already installed"
   exit 0
 fi
 
