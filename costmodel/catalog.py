@@ -15,6 +15,7 @@ from typing import Any, Final
 import orjson
 
 from costmodel.errors import PlanError
+from costmodel.finite import finite
 from costmodel.strict import check_keys
 
 _CATALOG_KEYS: Final = frozenset({"tables"})
@@ -247,7 +248,7 @@ def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
         key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # keys that are not strings, numpy numbers, or nested deeper than orjson goes
         return _read_catalog(raw, path)
-    if b"null" in key and not _finite(raw):  # orjson writes NaN and infinities as null too
+    if b"null" in key and not finite(raw):  # orjson writes NaN and infinities as null too
         return _read_catalog(raw, path)
     hit = _READ.get(key)
     if hit is not None:
@@ -259,27 +260,6 @@ def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
                 del _READ[next(iter(_READ))]
             _READ[key] = catalog
     return catalog
-
-
-def _finite(value: Any) -> bool:
-    """Whether every float in ``value`` (dicts and lists, walked without recursion) is finite."""
-    isfinite = math.isfinite
-    stack = [value]
-    push = stack.append
-    while stack:
-        item = stack.pop()
-        for inner in item.values() if type(item) is dict else item:
-            kind = type(inner)
-            if kind is str or kind is int or inner is None:
-                continue
-            if kind is float:
-                if not isfinite(inner):
-                    return False
-            elif isinstance(inner, (dict, list)):
-                push(inner)
-            elif isinstance(inner, float) and not isfinite(inner):
-                return False
-    return True
 
 
 def _read_catalog(raw: Any, path: str) -> Catalog:

@@ -17,11 +17,11 @@ trees and tables, and feedback maps a run's counts onto its cost table.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any, Literal
 
 import orjson
 
+from costmodel.finite import finite
 from service import deep_json
 
 Detail = Literal["summary", "full"]
@@ -54,30 +54,6 @@ def for_caller(answer: dict[str, Any], detail: Detail) -> dict[str, Any]:
 
 class NonFiniteNumber(ValueError):
     """The answer holds a NaN or an infinity, which JSON cannot carry: a computation overflowed."""
-
-
-def finite(value: Any) -> bool:
-    """Whether every float in ``value`` (dicts and lists, walked without recursion) is finite.
-
-    >>> finite({"a": [1.0, {"b": 2}]}), finite({"a": [float("inf")]})
-    (True, False)
-    """
-    isfinite = math.isfinite
-    stack = [value]
-    pop, push = stack.pop, stack.append
-    while stack:
-        item = pop()
-        kind = type(item)
-        values = item.values() if kind is dict else item if kind is list or kind is tuple else (item,)
-        for value in values:  # strings and ints, most of an answer, are passed over without a push
-            kind = type(value)
-            if kind is str or kind is int or kind is bool or value is None:
-                continue
-            if kind is dict or kind is list or kind is tuple:
-                push(value)
-            elif isinstance(value, float) and not isfinite(value):  # numpy floats too
-                return False
-    return True
 
 
 def _other(value: Any) -> Any:

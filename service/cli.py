@@ -97,7 +97,7 @@ def explain(
     Given the ``request_id`` of a recorded answer instead of a request, show that answer's plan with, per node,
     estimated rows against the rows a run reported (q-error).
     """
-    from service.decision_summary import render_summary
+    from costmodel.summary import render_summary
 
     if request_file is not None and sql is None and is_request_id(request_file):
         _explain_recorded(request_file, as_json)

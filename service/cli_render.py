@@ -51,7 +51,7 @@ def render(response: dict[str, Any]) -> str:
     """The response as a person reads it: explain trees, cost tables with savings, then the decision log."""
     explain, cost = response.get("explain", {}), response.get("cost", {})
     decisions = [[d.get(h) for h in DECISION_HEADERS] for d in response.get("decisions", [])]
-    from service.decision_summary import render_summary
+    from costmodel.summary import render_summary
 
     parts = [
         "== predicates ==",

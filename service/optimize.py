@@ -15,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from costmodel import optimize_wire
+from costmodel.summary import summarize
 from service.analyzed_tables import (
     add_analyzed_tables,
     change_warning,
@@ -25,7 +26,6 @@ from service.analyzed_tables import (
 )
 from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json, to_json_details
 from service.answer_parts import add_baseline, attach_spark, warn_cross_products
-from service.decision_summary import summarize
 from service.errors import InputError
 from service.recent_bodies import RecentBodies
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency

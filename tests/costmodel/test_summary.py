@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from service.decision_summary import (
+from costmodel.summary import (
     INFERRED_REASONS,
     comparisons,
     deciding,

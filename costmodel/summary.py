@@ -145,13 +145,13 @@ def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[st
     ('TableScan t', 'Filter > TableScan t')
     """
     out: dict[str, Operator] = {}
-    stack: list[tuple[Any, _Above]] = [(plan, _ROOT)]
+    stack: list[tuple[Any, _Above]] = [(plan, _ROOT)] if type(plan) is dict or type(plan) is list else []
     while stack:  # iterative: plans may be thousands of levels deep
         node, above = stack.pop()
-        if isinstance(node, list):
-            stack.extend((item, above) for item in node)
-            continue
-        if not isinstance(node, dict):
+        if type(node) is list:
+            for item in node:
+                if type(item) is dict or type(item) is list:  # only containers hold operators
+                    stack.append((item, above))
             continue
         here = above
         if isinstance(node.get("op"), str) and isinstance(node.get("id"), str):
@@ -166,7 +166,9 @@ def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[st
                 out[node["id"]] = Operator(node["id"], kind, here.path())
                 if wanted is not None and len(out) == len(wanted):
                     break
-        stack.extend((value, here) for value in node.values())
+        for value in node.values():
+            if type(value) is dict or type(value) is list:
+                stack.append((value, here))
     return out
 
 

@@ -1,0 +1,37 @@
+"""Whether a JSON-like value holds only finite numbers: JSON cannot carry a NaN or an infinity, and orjson
+writes one as ``null``, so a catalog or answer whose JSON holds ``null`` is walked to tell which it was.
+
+Compiled with the engine: the service walks every answer whose JSON holds a ``null``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def finite(value: Any) -> bool:
+    """Whether every float in ``value`` (dicts, lists and tuples, walked without recursion) is finite.
+
+    >>> finite({"a": [1.0, {"b": 2, "c": None}], "d": ("x",)}), finite({"a": [float("inf")]})
+    (True, False)
+    """
+    isfinite = math.isfinite
+    stack = [value]
+    push = stack.append
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        items = item.values() if kind is dict else item if kind is list or kind is tuple else (item,)
+        for inner in items:  # strings and ints, most of a document, are passed over without a push
+            kind = type(inner)
+            if kind is str or kind is int or kind is bool or inner is None:
+                continue
+            if kind is float:
+                if not isfinite(inner):
+                    return False
+            elif kind is dict or kind is list or kind is tuple:
+                push(inner)
+            elif isinstance(inner, float) and not isfinite(inner):  # float subclasses (numpy's) too
+                return False
+    return True
