@@ -64,6 +64,17 @@ class Column:
         object.__setattr__(self, "cid", cid)
         object.__setattr__(self, "type", type)
 
+    # written out as the dataclass would generate them (the same values, so sets of columns keep their order):
+    # compiled, the generated ones stay interpreted Python
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Column:
+            return NotImplemented
+        assert isinstance(other, Column)
+        return self.name == other.name and self.cid == other.cid and self.type == other.type
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.cid, self.type))
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Literal:
@@ -73,6 +84,16 @@ class Literal:
     def __init__(self, value: Any, type: str = "unknown") -> None:
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "type", type)
+
+    # as the dataclass would generate them (see Column); tuples compare items by identity first, as it does
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Literal:
+            return NotImplemented
+        assert isinstance(other, Literal)
+        return (self.value, self.type) == (other.value, other.type)
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.type))
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md

@@ -24,15 +24,14 @@ from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 
-_MISSING: Final[Any] = object()
-
-#: Per class, its copier (``_copier``), or None when it is copied by ``dataclasses.replace``.
-_COPIERS: Final[dict[type, Callable[..., Any] | None]] = {}
+#: Per class, its copier (``_copier``) and field names, or None when it is copied by ``dataclasses.replace``.
+_COPIERS: Final[dict[type, tuple[Callable[[Any, dict[str, Any]], Any], frozenset[str]] | None]] = {}
 
 
-def _copier(cls: type) -> Callable[..., Any] | None:
-    """A function ``(obj, **changes)`` making a new ``cls`` object from ``obj``'s fields, written once per class."""
-    names = tuple(f.name for f in fields(cls))
+def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any] | None:
+    """A function ``(obj, changes)`` making a new ``cls`` object from ``obj``'s fields and the ``changes`` dict,
+    written once per class."""
+    names = tuple(_field_names(cls))
     params = getattr(cls, "__dataclass_params__", None)
     plain = (
         params is not None
@@ -44,23 +43,29 @@ def _copier(cls: type) -> Callable[..., Any] | None:
     native = tuple(getattr(cls, "__mypyc_attrs__", ())) == names  # compiled: no slots, a compiled constructor
     if not plain or not (slotted or native):
         return None
-    head = f"def copy(obj, *, {', '.join(f'{n}=MISSING' for n in names)}):"
+    # ``changes`` arrives as one dict, not as keywords: a compiled caller then passes it as it is, where keywords
+    # would be copied into a new dict and parsed again by the interpreted copier
+    spelled = [f"changes[{n!r}] if {n!r} in changes else obj.{n}" for n in names]
+    head = "def copy(obj, changes):"
     if native:
         # by position when the constructor takes the fields in order: keywords cost a compiled constructor a
         # lookup per argument
-        spelled = [f"obj.{n} if {n} is MISSING else {n}" for n in names]
         if _positional(cls, names):
             lines = [head, f"    return cls({', '.join(spelled)})"]
         else:
             lines = [head, f"    return cls({', '.join(f'{n}={v}' for n, v in zip(names, spelled, strict=True))})"]
     else:
         lines = [head, "    new = new_(cls)"]
-        lines += [f"    set_(new, {n!r}, obj.{n} if {n} is MISSING else {n})" for n in names]
+        lines += [f"    set_(new, {n!r}, {v})" for n, v in zip(names, spelled, strict=True)]
         lines.append("    return new")
-    scope: dict[str, Any] = {"MISSING": _MISSING, "new_": object.__new__, "set_": object.__setattr__, "cls": cls}
+    scope: dict[str, Any] = {"new_": object.__new__, "set_": object.__setattr__, "cls": cls}
     exec("\n".join(lines), scope)  # noqa: S102 - the source is made of a dataclass's own field names
-    copy: Callable[..., Any] = scope["copy"]
+    copy: Callable[[Any, dict[str, Any]], Any] = scope["copy"]
     return copy
+
+
+def _field_names(cls: type) -> list[str]:
+    return [f.name for f in fields(cls)]
 
 
 def _positional(cls: type, names: tuple[str, ...]) -> bool:
@@ -78,10 +83,15 @@ def replaced(obj: T, **changes: Any) -> T:
     """A copy of dataclass ``obj`` with ``changes``; the same result as ``dataclasses.replace``."""
     cls = type(obj)
     try:
-        copy = _COPIERS[cls]
+        known = _COPIERS[cls]
     except KeyError:
-        copy = _COPIERS[cls] = _copier(cls)
-    if copy is None:
+        copier = _copier(cls)
+        known = _COPIERS[cls] = None if copier is None else (copier, frozenset(_field_names(cls)))
+    if known is None:
         return replace(obj, **changes)  # type: ignore[type-var]
-    result: T = copy(obj, **changes)
+    copy, names = known
+    for name in changes:
+        if name not in names:  # as dataclasses.replace says it
+            raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
+    result: T = copy(obj, changes)
     return result

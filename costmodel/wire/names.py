@@ -31,8 +31,9 @@ class NameIndex:
             cid = f.cid
             if cid not in first:
                 first[cid] = f
-            for spelled in (f.name, f"{f.qualifier}.{f.name}") if f.qualifier else (f.name,):
-                _add(by_name, spelled.lower(), cid)
+            _add(by_name, f.name.lower(), cid)
+            if f.qualifier:  # two calls, not a loop over a tuple of spellings: compiled, the tuple costs more
+                _add(by_name, f"{f.qualifier}.{f.name}".lower(), cid)
         return NameIndex(by_name, first)
 
     def then(self, right: NameIndex) -> NameIndex:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import pkgutil
 from typing import Any, get_args
 
@@ -18,7 +19,7 @@ import pytest
 import costmodel
 from costmodel.cost import NodeCost, RowEstimate
 from costmodel.estimate_types import ColumnInfo, SelectivityEstimate
-from costmodel.expr import Expr
+from costmodel.expr import Column, Expr, Literal
 from costmodel.materialize import Built
 from costmodel.plan import Field, Node
 from costmodel.positions import Position, Pred
@@ -82,3 +83,24 @@ def _default(f: dataclasses.Field[Any]) -> Any:
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return dataclasses.MISSING
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"),
+    [
+        (Column, [("a", 1, "int"), ("a", 2, "int"), ("A", 1, "int"), ("a", 1, "string"), ("a", -1, "unknown")]),
+        (Literal, [(1, "int"), (1.0, "int"), (True, "boolean"), (None, "null"), (math.nan, "double"), ("x", "string")]),
+    ],
+    ids=["Column", "Literal"],
+)
+def test_written_out_eq_and_hash_are_the_dataclass_ones(cls: type, values: list[tuple[Any, ...]]) -> None:
+    """The same hashes (sets of columns keep their order) and the same equality as the generated methods."""
+    twin = dataclasses.make_dataclass("Twin", [f.name for f in dataclasses.fields(cls)], frozen=True)
+    for left in values:
+        assert hash(cls(*left)) == hash(twin(*left))
+        for right in values:
+            assert (cls(*left) == cls(*right)) == (twin(*left) == twin(*right)), (left, right)
+    nan = cls(*values[-2]) if cls is Literal else None
+    if nan is not None:  # one NaN object: equal to itself by identity, as tuples compare items
+        assert nan == nan and nan == cls(*values[-2])
+    assert cls(*values[0]).__eq__(object()) is NotImplemented
