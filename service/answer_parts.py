@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.wire.nodes import node_dicts
+
 
 def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_written: str | None = None) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
@@ -51,7 +53,7 @@ def _savings(before: float, after: float) -> float:
 
 def warn_cross_products(response: dict[str, Any], original: Any) -> None:
     """A join without a condition in the query as written makes savings against it meaningless: say so."""
-    joins = [n for n in _plan_nodes(original) if n.get("op") == "join" and not n.get("on")]
+    joins = [n for n in node_dicts(original) if n.get("op") == "join" and not n.get("on")]
     joins = [n for n in joins if n.get("type", "inner") in ("inner", "cross")]
     if joins:
         ids = ", ".join(str(n.get("id")) for n in joins)
@@ -59,25 +61,3 @@ def warn_cross_products(response: dict[str, Any], original: Any) -> None:
             f"the query as written has a cross product (join {ids} has no condition): savings against it "
             "overstate the gain; savings_vs_baseline compares with rule-based pushdown"
         )
-
-
-def _plan_nodes(value: Any) -> list[dict[str, Any]]:
-    """Every node object in ``value`` (a plan, subqueries included), walked without recursion; only containers are
-    pushed, so the strings and numbers that make up most of a plan cost one type check each."""
-    out: list[dict[str, Any]] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            if "op" in item:
-                out.append(item)
-            inner = item.values()
-        elif type(item) is list:
-            inner = item
-        else:
-            continue
-        for child in inner:
-            kind = type(child)
-            if kind is dict or kind is list:
-                stack.append(child)
-    return out
