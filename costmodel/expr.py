@@ -85,12 +85,13 @@ class Literal:
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "type", type)
 
-    # as the dataclass would generate them (see Column); tuples compare items by identity first, as it does
+    # as the dataclass would generate them (see Column). Its tuples compare items by identity first (one NaN
+    # object equals itself), which compiled tuple comparison does not: spelled out here
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Literal:
             return NotImplemented
         assert isinstance(other, Literal)
-        return (self.value, self.type) == (other.value, other.type)
+        return (self.value is other.value or self.value == other.value) and self.type == other.type
 
     def __hash__(self) -> int:
         return hash((self.value, self.type))
