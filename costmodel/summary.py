@@ -38,7 +38,40 @@ COST_EPS = 1e-9
 TERMINAL_REASONS = frozenset({"into_scan", "into_join_condition", "index_lookup", "index_not_cheaper"})
 #: Reasons of an inferred predicate's first row (the operator it was inferred at).
 INFERRED_REASONS = frozenset({"derived_from_or", "inferred_from_join_keys", "derived_not_beneficial"})
+#: An EXPLAIN line: indentation (depth), the operator's label, then ``  [id rows=...]``.
 _EXPLAIN_LINE = re.compile(r"^(?P<indent> *)(?P<label>.*?)\s+\[(?P<id>[^\s\]]+)(?: |\])")
+#: The ``[id`` part alone: a literal first character, which the regex engine finds without trying every position
+#: (the whole pattern's lazy label tries each one, and a line carries its predicates' text).
+_BRACKETED_ID = re.compile(r"\[([^\s\]]+)[ \]]")
+
+
+def explain_line(line: str) -> tuple[int, str, str] | None:
+    """``(depth, label, id)`` of an EXPLAIN line, or None: what ``_EXPLAIN_LINE`` matches, found from the first
+    ``[id`` after whitespace (the regex's leftmost match); a line whose label would be empty goes to the regex.
+
+    >>> explain_line("    Filter: a[1] > 2  [n3 rows=10 cost=5 sel=0.5 [0.1, 0.9] statistics]")
+    (4, 'Filter: a[1] > 2', 'n3')
+    >>> explain_line("TableScan: t") is None
+    True
+    """
+    indent = len(line) - len(line.lstrip(" "))
+    pos = indent
+    while True:
+        hit = _BRACKETED_ID.search(line, pos)
+        if hit is None:
+            return None
+        start = hit.start()
+        if start > 0 and line[start - 1].isspace():
+            end = len(line[:start].rstrip())  # the whitespace before the bracket is not the label's
+            if end <= indent:  # an empty label: the regex decides how much of the indent is indent
+                return _by_regex(line)
+            return indent, line[indent:end], hit.group(1)
+        pos = start + 1
+
+
+def _by_regex(line: str) -> tuple[int, str, str] | None:
+    hit = _EXPLAIN_LINE.match(line)
+    return None if hit is None else (len(hit["indent"]), hit["label"], hit["id"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +119,10 @@ def operators(explain_before: str, wanted: AbstractSet[str] | None = None) -> di
     out: dict[str, Operator] = {}
     stack: list[tuple[int, str]] = []
     for line in explain_before.splitlines():
-        hit = _EXPLAIN_LINE.match(line)
-        if hit is None:
+        parsed = explain_line(line)
+        if parsed is None:
             continue
-        depth = len(hit["indent"])
-        label = hit["label"]
+        depth, label, op_id = parsed
         kind = label.split(":", 1)[0].strip()
         if kind == "TableScan":
             table = label.split(":", 1)[1].strip().split(" ", 1)[0] if ":" in label else ""
@@ -98,11 +130,11 @@ def operators(explain_before: str, wanted: AbstractSet[str] | None = None) -> di
         while stack and stack[-1][0] >= depth:
             stack.pop()
         stack.append((depth, kind))
-        if wanted is not None and hit["id"] not in wanted:
+        if wanted is not None and op_id not in wanted:
             continue
         head = tuple(k for _, k in stack[:PATH_HEAD])
         tail = [k for _, k in stack[-PATH_TAIL:]]
-        out[hit["id"]] = Operator(hit["id"], kind, path_text(head, tail, len(stack)))
+        out[op_id] = Operator(op_id, kind, path_text(head, tail, len(stack)))
     return out
 
 
@@ -178,7 +210,7 @@ def _num(value: Any) -> str:
     >>> _num(0.513929), _num(40331008.695), _num(4.0)
     ('0.513929', '40331008.7', '4')
     """
-    if not isinstance(value, int | float) or isinstance(value, bool):
+    if not isinstance(value, (int, float)) or isinstance(value, bool):  # a tuple: ``int | float`` is built per call
         return str(value)
     size = abs(value)
     if size < 1e15 and float(value).is_integer():
@@ -295,7 +327,13 @@ def _stopped(last: dict[str, Any], decided: dict[str, Any] | None) -> str:
     if last.get("action") == "blocked":
         return f"blocked: {reason}" + (f" ({last['detail']})" if last.get("detail") else "")
     if decided is not None:
-        others = [c["text"] for c in comparisons(last) if c["kind"] != decided["kind"]]
+        # the comparisons of ``comparisons(last)`` but the deciding one, which is already written
+        kind = decided["kind"]
+        rest = (
+            _cost_comparison(last) if kind != "cost" else None,
+            _benefit_comparison(last) if kind != "benefit" else None,
+        )
+        others = [c["text"] for c in rest if c is not None]
         aside = f" (not deciding: {'; '.join(others)})" if others else ""
         return f"{reason}: {decided['text']}{aside}"
     return {"into_scan": "reached the scan", "into_join_condition": "became part of the join condition"}.get(

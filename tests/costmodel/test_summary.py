@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import random
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ from typing import Any
 import pytest
 
 from costmodel.summary import (
+    _EXPLAIN_LINE,
     INFERRED_REASONS,
     comparisons,
     deciding,
+    explain_line,
     group,
     operators,
     plan_operators,
@@ -186,3 +189,25 @@ def test_only_the_wanted_operators_are_named_each_as_in_the_whole_list() -> None
     ):
         assert set(some) == wanted - {"absent"}
         assert all(some[key] == whole[key] for key in some)
+
+
+def _by_the_regex(line: str) -> tuple[int, str, str] | None:
+    hit = _EXPLAIN_LINE.match(line)
+    return None if hit is None else (len(hit["indent"]), hit["label"], hit["id"])
+
+
+def test_explain_lines_are_read_as_the_regex_reads_them() -> None:
+    """``explain_line`` looks for ``[id`` first instead of trying the regex at every position; on random lines
+    of spaces, brackets, Unicode whitespace and label characters it finds what the regex finds."""
+    alphabet = [" ", " ", " ", "\t", "[", "]", "a", "n", "1", ":", "\u3000", "\xa0", "\x1c", "(", "=", "."]
+    rnd = random.Random(5)
+    lines = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 20))) for _ in range(30_000)]
+    lines += [line for q in ("q02", "q19", "q21") for line in _explain_before(q).splitlines()]
+    assert [explain_line(line) for line in lines] == [_by_the_regex(line) for line in lines]
+    assert sum(_by_the_regex(line) is not None for line in lines) > 1_000  # the lines exercise both outcomes
+
+
+def _explain_before(query: str) -> str:
+    sql = (TPCH / "queries" / f"{query}.sql").read_text()
+    answer = OptimizeService().optimize(OptimizeInput(sql=sql, catalog=CATALOG))  # the full answer
+    return str(answer["explain"]["before"])
