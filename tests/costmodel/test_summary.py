@@ -12,17 +12,8 @@ from typing import Any
 
 import pytest
 
-from costmodel.summary import (
-    _EXPLAIN_LINE,
-    INFERRED_REASONS,
-    comparisons,
-    deciding,
-    explain_line,
-    group,
-    operators,
-    plan_operators,
-    summarize,
-)
+from costmodel.operator_paths import _EXPLAIN_LINE, explain_line, operators, plan_operators
+from costmodel.summary import INFERRED_REASONS, comparisons, deciding, group, summarize
 from service.optimize import OptimizeInput, OptimizeService
 from tests.service.test_cli import REPO, pushdown_command
 
