@@ -8,7 +8,9 @@ plans ``rounds + 1`` times and once, each under callgrind, and the difference di
 instructions one optimization costs (start-up and warm-up cancel out). Each ``--engine DIR`` (an unpacked
 ``PUSHDOWN_COMPILE=1`` wheel, as for the other benchmarks; none: this checkout) is counted in turn, so a change
 is measured as ``before`` and ``after`` builds side by side. Instructions are not time (cache misses and branch
-mispredictions are not counted), but the engine's time follows them within a few percent here.
+mispredictions are not counted), but the engine's time follows them within a few percent here. The engine's
+count repeats within 0.2% from run to run; a whole request's (below) moves by up to 5%, so compare its builds
+in one run and run it twice.
 
 ``--path`` says what one optimization is: ``engine`` (the default) is ``costmodel.optimize_wire`` alone; ``plan``
 and ``sql`` are the service's whole request, bytes in and the answer's bytes out (``OptimizeService.answer``,
@@ -83,7 +85,8 @@ def count(engine: str, rounds: int, path: str = "engine", plans: int = 22) -> tu
         text=True,
         check=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # a fixed hash seed: set and dict orders repeat from run to run (a request's count still moves a few percent)
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"},
     )
     found = _COLLECTED.search(done.stderr)
     if found is None:
