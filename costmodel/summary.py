@@ -59,9 +59,14 @@ def _cost_holds(pushed: float, kept: float) -> bool:
     return pushed <= kept + COST_EPS * max(1.0, abs(kept))
 
 
-def comparisons(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The comparisons a row logs, the deciding one first, each with its labelled terms and whether it held."""
-    return [c for c in (_cost_comparison(row), _benefit_comparison(row)) if c is not None]
+def comparisons(row: dict[str, Any], leaving_out: str | None = None) -> list[dict[str, Any]]:
+    """The comparisons a row logs, the deciding one first, each with its labelled terms and whether it held;
+    ``leaving_out``: a kind not to build (one already written)."""
+    found = (
+        _cost_comparison(row) if leaving_out != "cost" else None,
+        _benefit_comparison(row) if leaving_out != "benefit" else None,
+    )
+    return [c for c in found if c is not None]
 
 
 def _cost_comparison(row: dict[str, Any]) -> dict[str, Any] | None:
@@ -162,13 +167,7 @@ def _stopped(last: dict[str, Any], decided: dict[str, Any] | None) -> str:
     if last.get("action") == "blocked":
         return f"blocked: {reason}" + (f" ({last['detail']})" if last.get("detail") else "")
     if decided is not None:
-        # the comparisons of ``comparisons(last)`` but the deciding one, which is already written
-        kind = decided["kind"]
-        rest = (
-            _cost_comparison(last) if kind != "cost" else None,
-            _benefit_comparison(last) if kind != "benefit" else None,
-        )
-        others = [c["text"] for c in rest if c is not None]
+        others = [c["text"] for c in comparisons(last, leaving_out=decided["kind"])]
         aside = f" (not deciding: {'; '.join(others)})" if others else ""
         return f"{reason}: {decided['text']}{aside}"
     return {"into_scan": "reached the scan", "into_join_condition": "became part of the join condition"}.get(
