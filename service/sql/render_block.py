@@ -13,12 +13,12 @@ from typing import Any
 
 from sqlglot import exp
 
+from costmodel.wire.nodes import column_refs
 from service.sql.errors import SqlError
 from service.sql.render_expr import (
     Expr,
     Node,
     and_,
-    collect_refs,
     column,
     function,
     ident,
@@ -73,8 +73,7 @@ class BlockRenderer:
     """What every node renderer shares: dispatch, blocks, wrapping and name resolution."""
 
     def __init__(self, plan: Node, catalog: dict[str, Any] | None) -> None:
-        self.refs: dict[str, list[str]] = {}
-        collect_refs(plan, self.refs)
+        self.refs = column_refs(plan)  # a scan's columns when the catalog does not list them
         self.tables: dict[str, list[str]] = {}
         for name, raw in ((catalog or {}).get("tables") or {}).items():
             cols = raw.get("columns", []) if isinstance(raw, dict) else []

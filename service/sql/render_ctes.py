@@ -37,14 +37,14 @@ def hoist_repeated(query: exp.Expr) -> exp.Expr:
             for sub in candidates:
                 if _self_contained(sub.this):
                     groups.setdefault(sub.this.sql(), []).append(sub)
-    repeated = [subs for subs in groups.values() if len(subs) > 1]
+    # Outermost first (the longest text): a repeat nested inside another repeat is defined once inside that
+    # CTE's body.
+    repeated = sorted(((text, subs) for text, subs in groups.items() if len(subs) > 1), key=lambda r: -len(r[0]))
     if not repeated:
         return query
-    # Outermost first: a repeat nested inside another repeat is defined once inside that CTE's body.
-    repeated.sort(key=lambda subs: -len(subs[0].this.sql()))
     ctes: list[exp.CTE] = []
     taken = {t.name.lower() for t in query.find_all(exp.Table)}
-    for subs in repeated:
+    for _, subs in repeated:
         live = [s for s in subs if s.root() is query]
         if len(live) < 2:
             continue

@@ -15,6 +15,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from costmodel.wire.nodes import column_refs
 from service.sql.common import WIRE_TO_SQLGLOT_FN, build_function, sqlglot_type
 from service.sql.errors import SQLGLOT_FAILURES, SqlError
 
@@ -99,26 +100,10 @@ def column(name: str, table: str | None = None) -> exp.Column:
     return exp.Column(this=ident(name), table=ident(table) if table else None)
 
 
-def collect_refs(plan: Any, out: dict[str, list[str]]) -> None:
-    """Every ``q.c`` column reference in the plan, grouped by qualifier."""
-    if isinstance(plan, dict):
-        col = plan.get("col")
-        if isinstance(col, str) and "." in col:
-            qual, name = col.rsplit(".", 1)
-            names = out.setdefault(qual.lower(), [])
-            if name not in names:
-                names.append(name)
-        for value in plan.values():
-            collect_refs(value, out)
-    elif isinstance(plan, list):
-        for value in plan:
-            collect_refs(value, out)
-
-
 def refs_in(value: Any) -> list[str]:
-    found: dict[str, list[str]] = {}
-    collect_refs(value, found)
-    out = [f"{q}.{n}" for q, names in found.items() for n in names]
+    """The columns ``value`` reads: each qualified one once (``q.c``, its qualifier in lower case), then every
+    bare name."""
+    out = [f"{q}.{n}" for q, names in column_refs(value).items() for n in names]
 
     def bare(v: Any) -> None:
         if isinstance(v, dict):

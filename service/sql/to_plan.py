@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from costmodel.wire.nodes import numbered
 from service.sql.bind import Unbindable, bind, can_bind
 from service.sql.hints import strip_hints
 from service.sql.names import align, first_select, item_names, name_inner_outputs, spellings
@@ -69,58 +70,4 @@ def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool, parsed: 
     if original is not None and top_after is not None:
         names = align(original[1], original[0], list(top_after.expressions), spelling)
         builder.top_names = (top_after, names) if names is not None else None
-    return _assign_ids(builder.query(qualified, {}))
-
-
-_CHILDREN = ("input", "left", "right", "inputs")
-
-
-def _assign_ids(node: Node) -> Node:
-    """Number nodes n1, n2, ... in pre-order (a node, its subqueries, its children), without recursion
-    over the plan's depth (a 500-join chain is 500 nodes deep).
-
-    >>> _assign_ids({"op": "filter", "predicate": {"lit": True}, "input": {"op": "scan", "table": "t"}})
-    {'op': 'filter', 'id': 'n1', 'predicate': {'lit': True}, 'input': {'op': 'scan', 'id': 'n2', 'table': 't'}}
-    """
-    counter = 0
-    root: dict[str, Node] = {}
-    # (plan node, where its copy goes, under which key); a stack, so subqueries (pushed last) come first
-    stack: list[tuple[Node, Any, Any]] = [(node, root, "plan")]
-    while stack:
-        n, target, key = stack.pop()
-        counter += 1
-        out: Node = {"op": n["op"], "id": f"n{counter}"}
-        target[key] = out
-        subqueries: list[tuple[Node, Any, Any]] = []
-        for k, value in n.items():
-            if k not in ("op", "id") and k not in _CHILDREN:
-                out[k] = _copy_expr(value, subqueries)
-        children: list[tuple[Node, Any, Any]] = []
-        for k in _CHILDREN:
-            if k not in n:
-                continue
-            if k == "inputs":
-                slots: list[Any] = [None] * len(n[k])
-                out[k] = slots
-                children.extend((c, slots, i) for i, c in enumerate(n[k]))
-            else:
-                out[k] = None
-                children.append((n[k], out, k))
-        stack.extend(reversed(children))
-        stack.extend(reversed(subqueries))
-    return root["plan"]
-
-
-def _copy_expr(e: Any, subqueries: list[tuple[Node, Any, Any]]) -> Any:
-    """A copy of a wire expression; each subquery plan is queued (in order) to be numbered into it."""
-    if isinstance(e, list):
-        return [_copy_expr(x, subqueries) for x in e]
-    if not isinstance(e, dict):
-        return e
-    if "subquery" in e:
-        out = dict(e)
-        subqueries.append((e["subquery"], out, "subquery"))
-        if "args" in out:
-            out["args"] = _copy_expr(out["args"], subqueries)
-        return out
-    return {k: _copy_expr(v, subqueries) for k, v in e.items()}
+    return numbered(builder.query(qualified, {}))

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import sqlglot
 
+from costmodel.wire.nodes import numbered
 from service.sql import sql_to_plan
 from service.sql.bind import Unbindable, bind
 from service.sql.parse import Tables, parse_query
-from service.sql.to_plan import _assign_ids, _translate_with
+from service.sql.to_plan import _translate_with
 from tests.sql.corpus.runner import REFUSED, corpus
 from tests.sql.corpus.schema import catalog as corpus_catalog
 from tests.sql.corpus.schema import make_rows
@@ -31,8 +32,8 @@ CORPUS_CATALOG = corpus_catalog(make_rows())
 
 def _both(sql: str, catalog: dict, dialect: str) -> tuple[dict, dict]:
     tables = Tables(catalog)
-    fast = _assign_ids(_translate_with(sql, tables, dialect, fast=True))
-    slow = _assign_ids(_translate_with(sql, tables, dialect, fast=False))
+    fast = numbered(_translate_with(sql, tables, dialect, fast=True))
+    slow = numbered(_translate_with(sql, tables, dialect, fast=False))
     return fast, slow
 
 
