@@ -367,7 +367,24 @@ def has_aggregate_or_window(expr: Expr) -> bool:
 
 
 def has_subquery(expr: Expr) -> bool:
-    return any(isinstance(node, Subquery) for node in walk(expr))
+    """Whether ``expr`` holds a subquery. A loop over calls only, not ``walk``: the optimizer asks it of every
+    expression of every node, and most are a column or a literal.
+
+    >>> has_subquery(Call("and", (Column("a", 1), Call("not", (Literal(True, "boolean"),)))))
+    False
+    """
+    if isinstance(expr, Subquery):
+        return True
+    if not isinstance(expr, Call):
+        return False
+    stack: list[Call] = [expr]
+    while stack:
+        for arg in stack.pop().args:
+            if isinstance(arg, Subquery):
+                return True
+            if isinstance(arg, Call):
+                stack.append(arg)
+    return False
 
 
 def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:

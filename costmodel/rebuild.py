@@ -3,8 +3,9 @@
 Placement rebuilds thousands of nodes per request (a candidate's path, each with new children), and
 ``dataclasses.replace`` looks the fields up, checks them and calls ``__init__`` every time. A node class here
 has no ``__post_init__`` and no slot besides its fields, so a copy is its fields set on a new object; compiled
-by mypyc (a native class, no slots) it is its constructor called with every field; a class that has a
-``__post_init__`` or other state is copied by ``dataclasses.replace`` as before.
+by mypyc (a native class, no slots) it is its constructor called with every field, by ``_native_copy`` (itself
+compiled: a copier written with ``exec`` would run interpreted); a class that has a ``__post_init__`` or other
+state is copied by ``dataclasses.replace`` as before.
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True, slots=True)
@@ -19,18 +20,37 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Final, TypeVar
 
 T = TypeVar("T")
 
-#: Per class, its copier (``_copier``) and field names, or None when it is copied by ``dataclasses.replace``.
-_COPIERS: Final[dict[type, tuple[Callable[[Any, dict[str, Any]], Any], frozenset[str]] | None]] = {}
+#: Per class: how it is copied (``_copier``) and its field names, or None when ``dataclasses.replace`` copies it.
+_COPIERS: Final[dict[type, tuple[Copier, frozenset[str]] | None]] = {}
 
 
-def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any] | None:
-    """A function ``(obj, changes)`` making a new ``cls`` object from ``obj``'s fields and the ``changes`` dict,
-    written once per class."""
+@dataclass(frozen=True, slots=True)
+class Copier:
+    """How one class is copied: a compiled class by its constructor (``_native_copy``), a slotted one by the
+    function ``written`` for it."""
+
+    cls: type
+    names: tuple[str, ...]
+    positional: bool  # the constructor takes the fields in order: keywords cost it a lookup per argument
+    written: Callable[[Any, dict[str, Any]], Any] | None = None
+
+
+def _native_copy(how: Copier, obj: Any, changes: dict[str, Any]) -> Any:
+    """A new object of a compiled class: its constructor called with ``obj``'s fields and the ``changes``."""
+    values = [changes[n] if n in changes else getattr(obj, n) for n in how.names]
+    if how.positional:
+        return how.cls(*values)
+    return how.cls(**dict(zip(how.names, values, strict=True)))
+
+
+def _copier(cls: type) -> Copier | None:
+    """How ``cls`` is copied from an object and a dict of changes; None when it is not a plain frozen dataclass
+    with slots (or compiled)."""
     names = tuple(_field_names(cls))
     params = getattr(cls, "__dataclass_params__", None)
     plain = (
@@ -43,25 +63,17 @@ def _copier(cls: type) -> Callable[[Any, dict[str, Any]], Any] | None:
     native = tuple(getattr(cls, "__mypyc_attrs__", ())) == names  # compiled: no slots, a compiled constructor
     if not plain or not (slotted or native):
         return None
-    # ``changes`` arrives as one dict, not as keywords: a compiled caller then passes it as it is, where keywords
-    # would be copied into a new dict and parsed again by the interpreted copier
-    spelled = [f"changes[{n!r}] if {n!r} in changes else obj.{n}" for n in names]
-    head = "def copy(obj, changes):"
     if native:
-        # by position when the constructor takes the fields in order: keywords cost a compiled constructor a
-        # lookup per argument
-        if _positional(cls, names):
-            lines = [head, f"    return cls({', '.join(spelled)})"]
-        else:
-            lines = [head, f"    return cls({', '.join(f'{n}={v}' for n, v in zip(names, spelled, strict=True))})"]
-    else:
-        lines = [head, "    new = new_(cls)"]
-        lines += [f"    set_(new, {n!r}, {v})" for n, v in zip(names, spelled, strict=True)]
-        lines.append("    return new")
+        return Copier(cls, names, _positional(cls, names))
+    # interpreted (an uncompiled checkout): one function per class, written once. ``changes`` arrives as one dict,
+    # not as keywords: a compiled caller then passes it as it is, where keywords would be copied into a new dict
+    spelled = [f"changes[{n!r}] if {n!r} in changes else obj.{n}" for n in names]
+    lines = ["def copy(obj, changes):", "    new = new_(cls)"]
+    lines += [f"    set_(new, {n!r}, {v})" for n, v in zip(names, spelled, strict=True)]
+    lines.append("    return new")
     scope: dict[str, Any] = {"new_": object.__new__, "set_": object.__setattr__, "cls": cls}
     exec("\n".join(lines), scope)  # noqa: S102 - the source is made of a dataclass's own field names
-    copy: Callable[[Any, dict[str, Any]], Any] = scope["copy"]
-    return copy
+    return Copier(cls, names, False, scope["copy"])
 
 
 def _field_names(cls: type) -> list[str]:
@@ -89,9 +101,9 @@ def replaced(obj: T, **changes: Any) -> T:
         known = _COPIERS[cls] = None if copier is None else (copier, frozenset(_field_names(cls)))
     if known is None:
         return replace(obj, **changes)  # type: ignore[type-var]
-    copy, names = known
+    how, names = known
     for name in changes:
         if name not in names:  # as dataclasses.replace says it
             raise TypeError(f"{cls.__name__}.__init__() got an unexpected keyword argument {name!r}")
-    result: T = copy(obj, changes)
+    result: T = _native_copy(how, obj, changes) if how.written is None else how.written(obj, changes)
     return result

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from costmodel.wire.nodes import node_dicts
+
 _CHILDREN: Final = ("input", "left", "right", "inputs")
 
 
@@ -84,14 +86,10 @@ def _subquery_slots(value: Any, pending: list[tuple[Any, Any]]) -> Any:
 
 
 def _all_ids(plan: dict[str, Any]) -> list[str]:
+    """The string ids of every node in ``plan``, subqueries included (a walk that pushes only containers)."""
     found: list[str] = []
-    stack: list[Any] = [plan]
-    while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            if isinstance(value.get("id"), str) and "op" in value:
-                found.append(value["id"])
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
+    for node in node_dicts(plan):
+        ident = node.get("id")
+        if isinstance(ident, str):
+            found.append(ident)
     return found

@@ -269,15 +269,17 @@ class BlockRenderer:
                     index.setdefault(f"{c.qual}.{c.name}".lower(), []).append(c)
             entry = (cols, len(cols), index)
             self._by_name[id(cols)] = entry
-        candidates = entry[2].get(ref.lower(), [])
-        hits = [c for c in candidates if self.matches(ref, c)]
-        if len(hits) > 1 and "." not in ref:
-            unqualified = [c for c in hits if c.qual is None]
-            hits = unqualified or hits
+        key = ref.lower()
+        hits = entry[2].get(key)
+        if hits and "." in key:  # ``q.c``: the columns qualified so (the key also finds a bare name with a dot)
+            qual, name = key.rsplit(".", 1)
+            hits = [c for c in hits if c.qual is not None and c.qual.lower() == qual and c.name.lower() == name]
+        elif hits and len(hits) > 1:  # a bare name: every column so named, the unqualified ones first
+            hits = [c for c in hits if c.qual is None] or hits
         if not hits:
             return None
         first = hits[0]
-        if any(h.ref != first.ref for h in hits[1:]):
+        if len(hits) > 1 and any(h.ref != first.ref for h in hits[1:]):
             raise SqlError("invalid_plan", f"column {ref} is ambiguous", detail={"column": ref})
         return first
 

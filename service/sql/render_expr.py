@@ -76,8 +76,17 @@ def wrap_operand(e: exp.Expr, parent_prec: int, strict: bool = False) -> exp.Exp
 
 def ident(name: str) -> exp.Identifier:
     """An identifier, quoted only when the name is not a plain lower-case word."""
-    safe = name.isidentifier() and name == name.lower() and name.upper() not in KEYWORDS
-    return exp.Identifier(this=name, quoted=not safe)
+    plain = _PLAIN.get(name)
+    if plain is None:
+        plain = name.isidentifier() and name == name.lower() and name.upper() not in KEYWORDS
+        if len(_PLAIN) < _PLAIN_MAX:
+            _PLAIN[name] = plain
+    return exp.Identifier(this=name, quoted=not plain)
+
+
+#: Whether a name needs no quotes, by name: a plan spells the same few names again and again.
+_PLAIN: dict[str, bool] = {}
+_PLAIN_MAX = 10_000
 
 
 KEYWORDS = {k.upper() for k in sqlglot.tokens.Tokenizer.KEYWORDS} | {

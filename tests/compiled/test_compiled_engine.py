@@ -30,12 +30,10 @@ GENERATED_PLANS = 150
 #: the suites run again on the compiled engine: the service over it, the SQL adapter, the engine's own tests
 SUITES = ("tests/api", "tests/service", "tests/sql", "tests/costmodel")
 #: what of them does not apply to a compiled engine: Spark (covered elsewhere, slow to start), and tests of the
-#: Python source's own mechanics: a copier built from ``__slots__`` (compiled classes have none), the source files
-#: behind the imported modules, and a node class nobody registered (refused as not a ``Node`` before its kind is
-#: looked up)
+#: Python source's own mechanics: the source files behind the imported modules, and a node class nobody registered
+#: (refused as not a ``Node`` before its kind is looked up)
 NOT_ON_COMPILED = (
     "tests/sql/test_roundtrip_on_spark.py",
-    "tests/costmodel/test_rebuild.py",
     "tests/api/test_error_hierarchy.py",
 )
 DESELECTED_ON_COMPILED = ("test_an_unregistered_node_is_an_error_not_a_default",)

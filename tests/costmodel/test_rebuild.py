@@ -6,6 +6,7 @@ from dataclasses import dataclass, fields, replace
 
 import pytest
 
+from costmodel import COMPILED
 from costmodel.expr import Column, Literal
 from costmodel.plan import (
     Aggregate,
@@ -71,3 +72,9 @@ def test_a_class_with_post_init_goes_through_dataclasses_replace() -> None:
     assert replaced(Checked(1), x=2) == Checked(2)
     with pytest.raises(ValueError, match="negative"):
         replaced(Checked(1), x=-1)
+
+
+def test_a_compiled_class_is_copied_by_its_constructor_and_a_python_one_by_a_written_function() -> None:
+    copier = _copier(Join)
+    assert copier is not None and copier.names == tuple(f.name for f in fields(Join))
+    assert (copier.written is None) == COMPILED  # compiled: no function written (and run interpreted) per class
