@@ -45,6 +45,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from costmodel.finite import finite
 from service.sql import plan_to_sql
 
 if TYPE_CHECKING:
@@ -142,7 +145,7 @@ def spark_target(
     if not kept:
         return _written(as_written) if as_written is not None else SparkTarget(sql=to_sql(plan, catalog))
     texts = _conjunct_texts(plan, catalog)
-    fenced = copy.deepcopy(dict(plan))
+    fenced = _copied(plan)
     barriers: list[str] = []
     held: set[tuple[str, str]] = set()
     left: set[tuple[str, str]] = set()
@@ -178,6 +181,25 @@ def spark_target(
     if as_written is not None and not barriers:
         return _written(as_written, unheld, left_to_spark)
     return SparkTarget(sql=to_sql(fenced, catalog), barriers=barriers, unheld=unheld, left_to_spark=left_to_spark)
+
+
+def _copied(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of a wire plan, through orjson (about ten times ``copy.deepcopy``'s speed on JSON data);
+    ``copy.deepcopy`` for what orjson cannot write as it is (an integer beyond 64 bits, a non-finite number).
+
+    >>> plan = {"op": "scan", "filters": [{"lit": 1.5}]}
+    >>> copied = _copied(plan)
+    >>> copied == plan and copied["filters"] is not plan["filters"]
+    True
+    """
+    try:
+        text = orjson.dumps(plan)
+    except TypeError:  # orjson.JSONEncodeError is a TypeError
+        return copy.deepcopy(dict(plan))
+    if b"null" in text and not finite(plan):  # orjson writes a NaN or an infinity as null
+        return copy.deepcopy(dict(plan))
+    copied: dict[str, Any] = orjson.loads(text)
+    return copied
 
 
 def _written(sql: str, unheld: list[str] | None = None, left_to_spark: list[str] | None = None) -> SparkTarget:

@@ -285,8 +285,9 @@ class Renderer(BlockRenderer):
             def liftable(p: Any) -> bool:
                 return has_subquery(p) or any(self.lookup(r, here) is None for r in refs_in(p))
 
-            kept = [p for p in conjuncts(on) if not liftable(p)]
-            lifted = [p for p in conjuncts(on) if liftable(p)]
+            kept: list[Any] = []
+            for p in conjuncts(on):
+                (lifted if liftable(p) else kept).append(p)
             if lifted:
                 on = {"fn": "and", "args": kept} if len(kept) > 1 else (kept[0] if kept else None)
         target = right.select.args["from_"].this
