@@ -8,7 +8,6 @@ project -> distinct -> sort -> limit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from sqlglot import exp
@@ -38,15 +37,6 @@ _REFUSED_SELECT_ARGS: dict[str, str] = {
 }
 
 
-def _walk_scope(e: exp.Expr) -> Iterator[exp.Expr]:
-    """Nodes of ``e`` in this query scope: nested queries are not entered."""
-    yield e
-    for child in e.iter_expressions():
-        if isinstance(child, (exp.Query, exp.Subquery)):
-            continue
-        yield from _walk_scope(child)
-
-
 def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
     """Aggregate calls of this scope; a window's own function is not one."""
     found: list[exp.AggFunc] = []
@@ -65,7 +55,17 @@ def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
 
 
 def _windows_in(e: exp.Expr) -> list[exp.Window]:
-    return [n for n in _walk_scope(e) if isinstance(n, exp.Window)]
+    """Window calls of this scope in pre-order (nested queries are not entered); a loop, not nested generators,
+    which cost a step per level for every node."""
+    found: list[exp.Window] = []
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.Window):
+            found.append(node)
+        inner = [c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery))]
+        stack.extend(reversed(inner))
+    return found
 
 
 class SelectBuilder(QueryBuilder):
