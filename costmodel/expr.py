@@ -346,21 +346,6 @@ def is_deterministic(expr: Expr) -> bool:
     )
 
 
-def opaque_names(expr: Expr) -> list[str]:
-    """Names of the unknown, undeclared functions ``expr`` calls (subqueries included), in order."""
-    names = [n.fn for n in walk(expr, into_subqueries=True) if isinstance(n, Call) and n.opaque]
-    return list(dict.fromkeys(names))
-
-
-def opaque_detail(expr: Expr) -> str:
-    """Why a predicate calling unknown functions stays put, and how to let it move."""
-    names = ", ".join(opaque_names(expr))
-    return (
-        f"{names}: not a function the engine knows, so it may be non-deterministic or fail and stays where the"
-        " query put it; declare it under functions (cost, deterministic, may_fail) to let it move"
-    )
-
-
 def has_aggregate_or_window(expr: Expr) -> bool:
     """True for ``vals > min(vals)``: such a predicate reads all rows of its input."""
     return any(isinstance(node, Call) and (node.fn in AGGREGATES or node.fn in WINDOW_ONLY) for node in walk(expr))

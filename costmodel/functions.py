@@ -33,6 +33,9 @@ from costmodel.expr import (
     RAISING,
     REGEXES,
     WINDOW_ONLY,
+    Call,
+    Expr,
+    walk,
 )
 from costmodel.strict import check_keys
 
@@ -120,3 +123,18 @@ def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
             None if cost is None else float(cost), decl.get("deterministic", True), decl.get("may_fail", False)
         )
     return out
+
+
+def opaque_names(expr: Expr) -> list[str]:
+    """Names of the unknown, undeclared functions ``expr`` calls (subqueries included), in order."""
+    names = [n.fn for n in walk(expr, into_subqueries=True) if isinstance(n, Call) and n.opaque]
+    return list(dict.fromkeys(names))
+
+
+def opaque_detail(expr: Expr) -> str:
+    """Why a predicate calling unknown functions stays put, and how to let it move."""
+    names = ", ".join(opaque_names(expr))
+    return (
+        f"{names}: not a function the engine knows, so it may be non-deterministic or fail and stays where the"
+        " query put it; declare it under functions (cost, deterministic, may_fail) to let it move"
+    )

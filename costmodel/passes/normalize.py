@@ -23,11 +23,10 @@ from costmodel.expr import (
     conjuncts,
     has_aggregate_or_window,
     is_deterministic,
-    opaque_detail,
-    opaque_names,
 )
 from costmodel.expr_raise import can_raise
 from costmodel.fold import Truth, constant_truth
+from costmodel.functions import opaque_detail, opaque_names
 from costmodel.passes.work import Work
 from costmodel.plan import Filter, Join, Node, children, walk_plan, with_children
 from costmodel.positions import ABOVE, ON, Position, Pred

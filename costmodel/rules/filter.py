@@ -11,8 +11,9 @@ filter may be what guards it, e.g. ``b != 0`` below ``a / b > 1``).
 
 from __future__ import annotations
 
-from costmodel.expr import Expr, has_aggregate_or_window, is_deterministic, opaque_detail, opaque_names
+from costmodel.expr import Expr, has_aggregate_or_window, is_deterministic
 from costmodel.expr_raise import can_raise
+from costmodel.functions import opaque_detail, opaque_names
 from costmodel.plan import Filter
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome

@@ -16,10 +16,9 @@ from costmodel.expr import (
     column_ids,
     has_aggregate_or_window,
     is_deterministic,
-    opaque_detail,
-    opaque_names,
     substitute,
 )
+from costmodel.functions import opaque_detail, opaque_names
 from costmodel.plan import Project
 from costmodel.reasons import Reason
 from costmodel.rules import Blocked, Crossing, Outcome

@@ -24,12 +24,12 @@ from costmodel.expr import (
     disjuncts,
     has_aggregate_or_window,
     is_deterministic,
-    opaque_names,
     or_,
     transform,
 )
 from costmodel.expr_raise import can_raise
 from costmodel.fold import Truth, constant_truth
+from costmodel.functions import opaque_names
 from costmodel.reasons import Reason
 
 
