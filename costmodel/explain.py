@@ -18,7 +18,7 @@ from costmodel.cost import NodeCost
 from costmodel.expr import Expr, conjuncts
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import Filter, Node, Scan, children
-from costmodel.wire.names import Namer, naming
+from costmodel.wire.names import Namer
 
 
 def describe(node: Node) -> str:
@@ -52,13 +52,6 @@ def explain(
 ) -> str:
     """The plan as an indented text tree; with ``costs``, each line ends with rows and cost, and with
     ``estimate`` every filter also shows each predicate's selectivity, interval and source."""
-    with naming(plan):
-        return _explain(plan, costs, ids, estimate)
-
-
-def _explain(
-    plan: Node, costs: Mapping[str, NodeCost] | None, ids: bool, estimate: Callable[[Expr], Any] | None
-) -> str:
     lines: list[str] = []
     stack: list[tuple[Node, int]] = [(plan, 0)]
     while stack:

@@ -23,7 +23,7 @@ from typing import Any
 from costmodel.expr import Column, Expr, Literal, Subquery
 from costmodel.kinds.registry import kind_of
 from costmodel.plan import NamedExpr, Node, SortKey, children, plan_memo
-from costmodel.wire.names import Namer, naming
+from costmodel.wire.names import Namer
 
 
 def expr_to_wire(expr: Expr, namer: Callable[[Column], str]) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
     Children are written before their parents with an explicit stack (a plan may nest 10,000 levels); a
     kind's ``write`` then gets each child's wire form back from ``write_child``.
     """
-    with plan_memo(), naming(node):
+    with plan_memo():
         return _plan_to_wire(node)
 
 
