@@ -1,8 +1,8 @@
-"""Builds the package. With ``PUSHDOWN_COMPILE=1`` the engine (``costmodel/``) is also compiled to C extensions
-with mypyc (the engine about 1.4 times faster on TPC-H; the same answers, byte for byte), as the Docker image
-and the README's serve command do. Editable installs for development stay pure Python unless asked, so an
-edited module is the module that runs. Without a C compiler or Python's headers the build says so and stays
-pure Python.
+"""Builds the package. With ``PUSHDOWN_COMPILE=1`` the engine (``costmodel/``) and the SQL adapter (``service/sql/``)
+are also compiled to C extensions with mypyc (the engine about 1.4 times faster on TPC-H; the same answers, byte
+for byte), as the Docker image and the README's serve command do. Editable installs for development stay pure
+Python unless asked, so an edited module is the module that runs. Without a C compiler or Python's headers the
+build says so and stays pure Python.
 
     PUSHDOWN_COMPILE=1 python -m pip install .
 """
@@ -18,9 +18,21 @@ from typing import Any
 
 from setuptools import setup
 
-#: modules left as Python: the error classes, which the service derives its own from (a compiled class's methods
-#: refuse instances of Python subclasses)
-PYTHON_ONLY = frozenset({"costmodel/errors.py", "costmodel/deadline.py"})
+#: The packages compiled: the engine, and the SQL adapter, whose Python walks and builds sqlglot trees on every
+#: SQL request (compiled, a SQL request takes 6% fewer instructions; docs/performance.md).
+COMPILED_PACKAGES = ("costmodel", "service/sql")
+#: modules left as Python: the error classes, which the service derives its own from or catches (a compiled
+#: class's methods refuse instances of Python subclasses); the adapter's binder, whose ``Scope`` subclasses
+#: ``list`` (mypyc cannot compile that); a package's ``__init__`` that only re-exports
+PYTHON_ONLY = frozenset(
+    {
+        "costmodel/errors.py",
+        "costmodel/deadline.py",
+        "service/sql/__init__.py",
+        "service/sql/bind.py",
+        "service/sql/errors.py",
+    }
+)
 
 #: mypyc's optimisation level (``MYPYC_OPT_LEVEL`` as mypyc names it); 3 is its default and what is measured
 OPT_LEVEL = os.environ.get("MYPYC_OPT_LEVEL", "3")
@@ -46,7 +58,12 @@ def engine_extensions() -> list[Any]:
     from mypyc.build import mypycify
 
     # the type check itself runs in the tests (pyproject.toml's [tool.mypy]); here mypy only has to see the types
-    modules = sorted(str(path) for path in Path("costmodel").rglob("*.py") if str(path) not in PYTHON_ONLY)
+    modules = sorted(
+        str(path)
+        for package in COMPILED_PACKAGES
+        for path in Path(package).rglob("*.py")
+        if str(path) not in PYTHON_ONLY
+    )
     return mypycify(["--config-file=", "--ignore-missing-imports", *modules], opt_level=OPT_LEVEL)
 
 

@@ -1,7 +1,8 @@
-"""The compiled engine (setup.py with ``PUSHDOWN_COMPILE=1``, as the Docker image builds it) is the same engine:
-built from a copy of this checkout exactly as ``pip`` builds it, it answers every case byte for byte as the
-Python source does (the 22 TPC-H plans, generated plans of every operator kind, hostile shapes and refusals),
-and the service's own test suites pass on it: compiled code checks at run time the types Python only annotates.
+"""The compiled engine and SQL adapter (setup.py with ``PUSHDOWN_COMPILE=1``, as the Docker image builds them) are
+the same code: built from a copy of this checkout exactly as ``pip`` builds it, the engine answers every case byte
+for byte as the Python source does (the 22 TPC-H plans, generated plans of every operator kind, hostile shapes and
+refusals), and the service's own test suites (the SQL adapter's included) pass on both: compiled code checks at
+run time the types Python only annotates.
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ def deep_json_dumps(value: Any) -> str:
 @pytest.mark.timeout(BUILD_TIMEOUT_S + 600)
 def test_the_compiled_engine_answers_byte_for_byte_as_its_source(compiled_root: Path, tmp_path: Path) -> None:
     assert list(compiled_root.glob("costmodel/optimizer.*.so")), "the wheel holds no compiled engine"
+    assert list(compiled_root.glob("service/sql/render_nodes.*.so")), "the wheel holds no compiled SQL adapter"
     cases_file = tmp_path / "cases.json"
     cases_file.write_text(deep_json_dumps(cases()))
     compiled = answers(compiled_root, cases_file, tmp_path / "compiled.json")
@@ -156,10 +158,12 @@ def test_without_the_setting_the_wheel_is_pure_python(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(BUILD_TIMEOUT_S + 1200)
 def test_the_service_suites_pass_on_the_compiled_engine(compiled_root: Path, tmp_path: Path) -> None:
-    """The compiled engine first on the path, then this checkout (for ``tests``), in a fresh interpreter."""
+    """The compiled engine and SQL adapter first on the path, then this checkout (for ``tests``), in a fresh
+    interpreter."""
     script = (
-        "import sys, costmodel, pytest\n"
+        "import sys, costmodel, pytest, service.sql.to_plan as adapter\n"
         "assert costmodel.COMPILED, costmodel.__file__\n"
+        "assert not adapter.__file__.endswith('.py'), adapter.__file__\n"
         "sys.exit(pytest.main(sys.argv[1:]))\n"
     )
     ignored = [f"--ignore={ROOT / path}" for path in NOT_ON_COMPILED]
