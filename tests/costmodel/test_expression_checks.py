@@ -4,6 +4,8 @@ against what they mean, on random expressions and plans."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from typing import Any
 
 from costmodel.expr import Call, Column, Expr, Literal, Subquery, has_subquery, walk
 from costmodel.plan import Scan
@@ -38,29 +40,19 @@ def test_all_ids_lists_every_node_id_of_a_plan_and_its_subqueries() -> None:
     rng = random.Random(5)
     for _ in range(300):
         plan = random_plan(rng, rng.randint(0, 5))
-
-        def relabel(value: object) -> None:  # ids repeated, missing or not strings, as answers may have them
-            if isinstance(value, dict):
-                if "op" in value:
-                    value["id"] = rng.choice(["n1", "n2", "f1", 7, None])
-                for inner in value.values():
-                    relabel(inner)
-            elif isinstance(value, list):
-                for inner in value:
-                    relabel(inner)
-
-        relabel(plan)
-        assert sorted(_all_ids(plan)) == sorted(ids_by_recursion(plan, []))
+        for node in node_objects(plan):  # ids repeated, missing or not strings, as answers may have them
+            node["id"] = rng.choice(["n1", "n2", "f1", 7, None])
+        expected = [node["id"] for node in node_objects(plan) if isinstance(node["id"], str)]
+        assert sorted(_all_ids(plan)) == sorted(expected)
 
 
-def ids_by_recursion(value: object, found: list[str]) -> list[str]:
-    """The string ids of every node object in ``value``, by definition."""
+def node_objects(value: object) -> Iterator[dict[str, Any]]:
+    """Every node object (a dict with an ``op``) in ``value``, by definition: a recursive walk."""
     if isinstance(value, dict):
-        if "op" in value and isinstance(value.get("id"), str):
-            found.append(value["id"])
+        if "op" in value:
+            yield value
         for inner in value.values():
-            ids_by_recursion(inner, found)
+            yield from node_objects(inner)
     elif isinstance(value, list):
         for inner in value:
-            ids_by_recursion(inner, found)
-    return found
+            yield from node_objects(inner)
