@@ -21,7 +21,8 @@ RUN groupadd --system --gid 10001 pushdown \
 
 # The project from its own files: pyproject first, so the dependency layer is cached across code changes.
 WORKDIR /opt/pushdown
-# The engine is compiled with mypyc (setup.py, PUSHDOWN_COMPILE=1): the C compiler is there only for the build.
+# The engine and the SQL adapter are compiled with mypyc (setup.py, PUSHDOWN_COMPILE=1): the C compiler is there only
+# for the build.
 COPY pyproject.toml setup.py README.md ./
 COPY costmodel ./costmodel
 COPY service ./service
