@@ -98,7 +98,7 @@ def replaced(obj: T, **changes: Any) -> T:
         known = _COPIERS[cls]
     except KeyError:
         copier = _copier(cls)
-        known = _COPIERS[cls] = None if copier is None else (copier, frozenset(_field_names(cls)))
+        known = _COPIERS[cls] = None if copier is None else (copier, frozenset(copier.names))
     if known is None:
         return replace(obj, **changes)  # type: ignore[type-var]
     how, names = known

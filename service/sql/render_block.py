@@ -274,7 +274,7 @@ class BlockRenderer:
         if hits and "." in key:  # ``q.c``: the columns qualified so (the key also finds a bare name with a dot)
             qual, name = key.rsplit(".", 1)
             hits = [c for c in hits if c.qual is not None and c.qual.lower() == qual and c.name.lower() == name]
-        elif hits and len(hits) > 1:  # a bare name: every column so named, the unqualified ones first
+        elif hits and len(hits) > 1:  # a bare name: the unqualified columns so named, if any, else all of them
             hits = [c for c in hits if c.qual is None] or hits
         if not hits:
             return None
