@@ -48,12 +48,16 @@ def can_compile() -> str | None:
     return None
 
 
-def engine_extensions() -> list[Any]:
+def compiled_extensions() -> list[Any]:
+    """The C extensions mypyc builds of ``COMPILED_PACKAGES`` with ``PUSHDOWN_COMPILE=1``; none otherwise."""
     if os.environ.get("PUSHDOWN_COMPILE", "0") != "1":
         return []
     missing = can_compile()
     if missing:
-        print(f"pushdown: PUSHDOWN_COMPILE=1 but {missing}: the engine stays pure Python", file=sys.stderr)
+        print(
+            f"pushdown: PUSHDOWN_COMPILE=1 but {missing}: the engine and the SQL adapter stay pure Python",
+            file=sys.stderr,
+        )
         return []
     from mypyc.build import mypycify
 
@@ -67,4 +71,4 @@ def engine_extensions() -> list[Any]:
     return mypycify(["--config-file=", "--ignore-missing-imports", *modules], opt_level=OPT_LEVEL)
 
 
-setup(ext_modules=engine_extensions())
+setup(ext_modules=compiled_extensions())
