@@ -39,18 +39,18 @@ class Source:
     columns: dict[str, None]  # lower-case names, in order (a dict: ordered and O(1) membership)
 
 
-class Scope(list[Source]):
+class Scope:
     """A SELECT's sources in order, indexed by name and by column (500 joins: no scan per reference)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        self.sources: list[Source] = []
         self.by_name: dict[str, Source] = {}
         self.by_column: dict[str, list[Source]] = {}
 
     def add(self, source: Source) -> None:
         if not source.name or source.name in self.by_name:
             raise Unbindable("duplicate source name")
-        self.append(source)
+        self.sources.append(source)
         self.by_name[source.name] = source
         for column in source.columns:
             self.by_column.setdefault(column, []).append(source)
@@ -240,7 +240,7 @@ class _Binder:
             if isinstance(item, exp.Star):
                 if any(item.args.values()):
                     raise Unbindable("star with EXCEPT/REPLACE")
-                items.extend(_column(c, s.name) for s in scope for c in s.columns)
+                items.extend(_column(c, s.name) for s in scope.sources for c in s.columns)
                 changed = True
             elif isinstance(item, exp.Column) and isinstance(item.this, exp.Star):
                 if any(item.this.args.values()) or item.args.get("db"):
