@@ -9,11 +9,9 @@ those); every later repeat gets a fresh ``fN``.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from costmodel.wire.nodes import node_dicts
-
-_CHILDREN: Final = ("input", "left", "right", "inputs")
+from costmodel.wire.nodes import INPUT_KEYS, node_dicts
 
 
 def unique_node_ids(plan: Any) -> None:
@@ -59,7 +57,7 @@ def unique_node_ids(plan: Any) -> None:
             seen.add(node["id"])
         pending: list[tuple[Any, Any]] = []
         for field, value in list(node.items()):
-            if field in _CHILDREN:
+            if field in INPUT_KEYS:
                 if field == "inputs" and isinstance(value, list):
                     node[field] = value = list(value)
                     pending.extend((value, i) for i in range(len(value)) if isinstance(value[i], dict))

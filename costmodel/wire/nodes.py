@@ -69,7 +69,7 @@ def column_refs(value: Any) -> dict[str, list[str]]:
 
 
 #: the keys of a wire node that hold its inputs
-_INPUT_KEYS: Final = ("input", "left", "right", "inputs")
+INPUT_KEYS: Final = ("input", "left", "right", "inputs")
 
 
 def numbered(plan: dict[str, Any]) -> dict[str, Any]:
@@ -91,10 +91,10 @@ def numbered(plan: dict[str, Any]) -> dict[str, Any]:
         target[key] = out
         subqueries: list[tuple[dict[str, Any], Any, Any]] = []
         for k, value in node.items():
-            if k != "op" and k != "id" and k not in _INPUT_KEYS:
+            if k != "op" and k != "id" and k not in INPUT_KEYS:
                 out[k] = _expression_copy(value, subqueries)
         inputs: list[tuple[dict[str, Any], Any, Any]] = []
-        for k in _INPUT_KEYS:
+        for k in INPUT_KEYS:
             if k not in node:
                 continue
             if k == "inputs":
