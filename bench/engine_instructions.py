@@ -8,9 +8,10 @@ plans ``rounds + 1`` times and once, each under callgrind, and the difference di
 instructions one optimization costs (start-up and warm-up cancel out). Each ``--engine DIR`` (an unpacked
 ``PUSHDOWN_COMPILE=1`` wheel, as for the other benchmarks; none: this checkout) is counted in turn, so a change
 is measured as ``before`` and ``after`` builds side by side. Instructions are not time (cache misses and branch
-mispredictions are not counted), but the engine's time follows them within a few percent here. The engine's
-count repeats within 0.2% from run to run; a whole request's (below) moves by up to 5%, so compare its builds
-in one run and run it twice.
+mispredictions are not counted), but the engine's time follows them within a few percent here. The count
+repeats from run to run within a few thousand instructions (a millionth), the whole request's too: the hash
+seed is fixed, and the numerical libraries' thread pools are held to one thread (OpenBLAS's idle workers spin,
+and their instructions, counted with the process's, moved a request's count by up to 5%).
 
 ``--path`` says what one optimization is: ``engine`` (the default) is ``costmodel.optimize_wire`` alone; ``plan``
 and ``sql`` are the service's whole request, bytes in and the answer's bytes out (``OptimizeService.answer``,
@@ -37,6 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "engine_instructions.json"
 TPCH = ROOT / "bench" / "tpch"
+
+#: What makes a count repeat: a fixed hash seed (set and dict orders), and numerical libraries held to one thread
+#: (numpy's OpenBLAS starts a worker per core whose spinning callgrind counts with the process's instructions).
+STEADY = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 #: What one optimization is (``--path``).
 PATHS = ("engine", "plan", "sql")
@@ -85,8 +90,7 @@ def count(engine: str, rounds: int, path: str = "engine", plans: int = 22) -> tu
         text=True,
         check=True,
         cwd=ROOT,
-        # a fixed hash seed: set and dict orders repeat from run to run (a request's count still moves a few percent)
-        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": "0"},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **STEADY},
     )
     found = _COLLECTED.search(done.stderr)
     if found is None:
