@@ -49,6 +49,7 @@ from costmodel import optimize_wire  # noqa: E402
 from service.collector import tune_collector  # noqa: E402
 from service.optimize import OptimizeService  # noqa: E402
 from service.request_cache import RequestCache  # noqa: E402
+from service.sql import BUILD as ADAPTER_BUILD  # noqa: E402
 from service.sql import plan_to_sql, sql_to_plan  # noqa: E402
 from service.sql.common import sqlglot_build  # noqa: E402
 
@@ -312,7 +313,8 @@ def main() -> None:
     catalog, queries, plans = load()
     load_before = os.getloadavg()
     print(f"{len(plans)} TPC-H queries, {args.iterations} iterations each; load average {load_before[0]:.2f}")
-    print(f"engine: {costmodel.BUILD} ({Path(costmodel.__file__).parent}); {sqlglot_build()}")
+    print(f"engine: {costmodel.BUILD} ({Path(costmodel.__file__).parent}); SQL adapter: {ADAPTER_BUILD}")
+    print(sqlglot_build())
     gc.collect()
     tune_collector()  # as the server once started: long-lived objects frozen, full collections rare
     rows = measure(args, catalog, queries, plans)
@@ -334,6 +336,7 @@ def main() -> None:
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "engine": costmodel.BUILD,
+            "sql_adapter": ADAPTER_BUILD,
             "sqlglot": sqlglot_build(),  # ours and the peer's: one sqlglot in the process
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],

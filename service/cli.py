@@ -46,9 +46,12 @@ def _print_version(value: bool) -> None:
     if value:
         import costmodel
         from service import __version__
+        from service.sql import BUILD as ADAPTER_BUILD
         from service.sql.common import sqlglot_build
 
-        typer.echo(f"pushdown {__version__} (engine: {costmodel.BUILD}; {sqlglot_build()})")
+        typer.echo(
+            f"pushdown {__version__} (engine: {costmodel.BUILD}; SQL adapter: {ADAPTER_BUILD}; {sqlglot_build()})"
+        )
         raise typer.Exit()
 
 
