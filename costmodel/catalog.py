@@ -15,7 +15,7 @@ from typing import Any, Final
 import orjson
 
 from costmodel.errors import PlanError
-from costmodel.finite import finite
+from costmodel.finite import finite, may_hold_null
 from costmodel.strict import check_keys
 
 _CATALOG_KEYS: Final = frozenset({"tables"})
@@ -248,7 +248,7 @@ def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
         key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # keys that are not strings, numpy numbers, or nested deeper than orjson goes
         return _read_catalog(raw, path)
-    if b"null" in key and not finite(raw):  # orjson writes NaN and infinities as null too
+    if may_hold_null(key) and not finite(raw):  # orjson writes NaN and infinities as null too
         return _read_catalog(raw, path)
     hit = _READ.get(key)
     if hit is not None:

@@ -1,5 +1,5 @@
 """Whether a JSON-like value holds only finite numbers: JSON cannot carry a NaN or an infinity, and orjson
-writes one as ``null``, so a catalog or answer whose JSON holds ``null`` is walked to tell which it was.
+writes one as ``null``, so a catalog or answer whose JSON holds a ``null`` value is walked to tell which it was.
 
 Compiled with the engine: the service walks every answer whose JSON holds a ``null``.
 """
@@ -35,3 +35,16 @@ def finite(value: Any) -> bool:
             elif isinstance(inner, float) and not isfinite(inner):  # float subclasses (numpy's) too
                 return False
     return True
+
+
+def may_hold_null(written: bytes) -> bool:
+    """Whether compact JSON (orjson's: no spaces) may hold a ``null`` value, so its value must be walked with
+    ``finite``: the document itself, or ``null`` right after ``:``, ``[`` or ``,``, where every value starts.
+    ``null`` in a key or a text (``"null_count"``, ``"is_null"``) is none: a catalog with null counts and a
+    plan with ``IS NULL`` are not walked on every request. A text holding ``:null`` is a false alarm, never a
+    miss.
+
+    >>> may_hold_null(b'{"null_count":0,"call":"is_null"}'), may_hold_null(b'{"a":[1,null]}'), may_hold_null(b"null")
+    (False, True, True)
+    """
+    return written.startswith(b"null") or b":null" in written or b",null" in written or b"[null" in written

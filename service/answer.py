@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
-from costmodel.finite import finite
+from costmodel.finite import finite, may_hold_null
 from service import deep_json
 
 Detail = Literal["summary", "full"]
@@ -67,7 +67,7 @@ def _other(value: Any) -> Any:
 def to_json(answer: Any) -> bytes:
     """Compact UTF-8 JSON (orjson); raises ``NonFiniteNumber`` instead of writing a NaN or infinity.
 
-    orjson writes a non-finite float as ``null``, so an answer whose JSON holds no ``null`` is finite as
+    orjson writes a non-finite float as ``null``, so an answer whose JSON holds no ``null`` value is finite as
     written, and only one that does is walked.
 
     >>> to_json({"a": 1, "b": "é"})
@@ -77,7 +77,7 @@ def to_json(answer: Any) -> bytes:
         payload = orjson.dumps(answer, default=_other, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:  # nested deeper than orjson goes (254 levels; older orjson raise a plain TypeError)
         return _slow_json(answer)
-    if b"null" in payload and not finite(answer):
+    if may_hold_null(payload) and not finite(answer):
         raise NonFiniteNumber("the answer holds a number JSON cannot carry")
     return payload
 

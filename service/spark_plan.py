@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from costmodel.finite import finite
+from costmodel.finite import finite, may_hold_null
 from service.sql import plan_to_sql
 
 if TYPE_CHECKING:
@@ -196,7 +196,7 @@ def _copied(plan: Mapping[str, Any]) -> dict[str, Any]:
         text = orjson.dumps(plan)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
         return copy.deepcopy(dict(plan))
-    if b"null" in text and not finite(plan):  # orjson writes a NaN or an infinity as null
+    if may_hold_null(text) and not finite(plan):  # orjson writes a NaN or an infinity as null
         return copy.deepcopy(dict(plan))
     copied: dict[str, Any] = orjson.loads(text)
     return copied
