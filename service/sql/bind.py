@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from service.sql.common import child_expressions, dialect_of
+from service.sql.common import dialect_of
 from service.sql.parse import Tables
 
 
@@ -286,7 +286,7 @@ class _Binder:
 
         ``shadowed``: names whose meaning (alias or column) sqlglot decides by rules not modelled here.
         """
-        stack: list[exp.Expr] = [root]
+        stack = [root]
         while stack:
             node = stack.pop()
             if isinstance(node, exp.Column):
@@ -299,7 +299,7 @@ class _Binder:
                 continue  # count(*)
             if isinstance(node, (exp.Dot, exp.Lambda, exp.Placeholder, exp.Parameter)):
                 raise Unbindable(node.key)
-            stack.extend(child_expressions(node))
+            stack.extend(node.iter_expressions())
 
     def column(
         self,

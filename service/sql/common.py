@@ -79,27 +79,6 @@ def _parsed_type(wire: str) -> exp.DataType:
     return exp.DataType.build(wire, dialect=dialect_of("spark"))
 
 
-def child_expressions(node: exp.Expr) -> list[exp.Expr]:
-    """``node.iter_expressions()`` as a list (its args in order, lists flattened): a plain loop, compiled with the
-    adapter, where sqlglot's generator costs a resumption per child and the adapter's walks visit every node of
-    every query.
-
-    >>> import sqlglot
-    >>> node = sqlglot.parse_one("SELECT a, b FROM t WHERE c > 1")
-    >>> [c.sql() for c in child_expressions(node)] == [c.sql() for c in node.iter_expressions()]
-    True
-    """
-    out: list[exp.Expr] = []
-    for value in node.args.values():
-        if isinstance(value, list):
-            for item in value:
-                if isinstance(item, exp.Expr):
-                    out.append(item)
-        elif isinstance(value, exp.Expr):
-            out.append(value)
-    return out
-
-
 @functools.lru_cache(maxsize=64)
 def dialect_of(name: str) -> Dialect:
     """The sqlglot dialect named ``name``, made once: sqlglot builds a new one (and its settings) on every

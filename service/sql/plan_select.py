@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from service.sql.common import child_expressions
 from service.sql.errors import SqlError
 from service.sql.grouping import grouping_keys
 from service.sql.parse import position, unsupported
@@ -48,7 +47,7 @@ def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
         if isinstance(node, (exp.AggFunc, exp.Grouping, exp.GroupingId)) and not is_window_fn:
             found.append(node)
             return
-        for child in child_expressions(node):
+        for child in node.iter_expressions():
             visit(child, isinstance(node, exp.Window) and child is node.this)
 
     visit(e, False)
@@ -64,7 +63,7 @@ def _windows_in(e: exp.Expr) -> list[exp.Window]:
         node = stack.pop()
         if isinstance(node, exp.Window):
             found.append(node)
-        inner = [c for c in child_expressions(node) if not isinstance(c, (exp.Query, exp.Subquery))]
+        inner = [c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery))]
         stack.extend(reversed(inner))
     return found
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
-from service.sql.common import child_expressions
 from service.sql.limits import MAX_DEPTH, too_deep
 from service.sql.parse import _balanced, _chain_root, _leaves, position
 
@@ -49,9 +48,7 @@ def survey(stmt: exp.Expr) -> Survey:
             leaves = _leaves(node)
             if len(leaves) > 2:
                 _balanced(node, leaves)
-                for child in child_expressions(node):
-                    if child.arg_key not in ("this", "expression"):
-                        queue.append((child, depth + 1))
+                queue.extend((c, depth + 1) for c in node.iter_expressions() if c.arg_key not in ("this", "expression"))
                 below = depth + len(leaves).bit_length()  # the balanced tree's height
                 queue.extend((leaf, below) for leaf in leaves)
                 continue
@@ -70,6 +67,5 @@ def survey(stmt: exp.Expr) -> Survey:
             out.cte_names.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Hint):
             continue
-        for child in child_expressions(node):
-            queue.append((child, depth + 1))
+        queue.extend((c, depth + 1) for c in node.iter_expressions())
     return out
