@@ -10,8 +10,6 @@ no longer identical and stays where it is, which is what it now means.
 
 from __future__ import annotations
 
-from collections import deque
-
 from sqlglot import exp
 
 
@@ -29,7 +27,7 @@ def hoist_repeated(query: exp.Expr) -> exp.Expr:
     # Candidates by structural hash (cheap, cached by sqlglot), confirmed by identical text: writing every
     # derived table's text to compare them cost more than the rest of the rendering.
     by_hash: dict[int, list[exp.Subquery]] = {}
-    for sub in found(query, (exp.Subquery,)):
+    for sub in query.find_all(exp.Subquery):
         derived = isinstance(sub.parent, (exp.From, exp.Join)) and sub.alias and isinstance(sub.this, exp.Query)
         if derived:
             by_hash.setdefault(hash(sub.this), []).append(sub)
@@ -45,7 +43,7 @@ def hoist_repeated(query: exp.Expr) -> exp.Expr:
     if not repeated:
         return query
     ctes: list[exp.CTE] = []
-    taken = {t.name.lower() for t in found(query, (exp.Table,))}
+    taken = {t.name.lower() for t in query.find_all(exp.Table)}
     for _, subs in repeated:
         live = [s for s in subs if s.root() is query]
         if len(live) < 2:
@@ -65,31 +63,5 @@ def hoist_repeated(query: exp.Expr) -> exp.Expr:
 def _self_contained(body: exp.Expression) -> bool:
     """Every qualified column in ``body`` names a relation of ``body``: no correlated reference that a
     CTE at the top could not see."""
-    names = {t.alias_or_name.lower() for t in found(body, (exp.Table, exp.Subquery)) if t.alias_or_name}
-    return all(not c.table or c.table.lower() in names for c in found(body, (exp.Column,)) if isinstance(c, exp.Column))
-
-
-def found(root: exp.Expr, kinds: tuple[type[exp.Expr], ...]) -> list[exp.Expr]:
-    """What ``root.find_all(*kinds)`` yields, in its order (breadth first, each node's args in order), from a
-    plain loop: compiled, it costs a tenth of sqlglot's generator chain per node, and the search for repeats
-    visits every node of the rendered query.
-
-    >>> import sqlglot
-    >>> q = sqlglot.parse_one("SELECT a FROM (SELECT a FROM t) AS x JOIN (SELECT b FROM u) AS y ON a = b")
-    >>> [s.alias for s in found(q, (exp.Subquery,))] == [s.alias for s in q.find_all(exp.Subquery)]
-    True
-    """
-    out: list[exp.Expr] = []
-    queue: deque[exp.Expr] = deque([root])
-    while queue:
-        node = queue.popleft()
-        if isinstance(node, kinds):
-            out.append(node)
-        for value in node.args.values():
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, exp.Expr):
-                        queue.append(item)
-            elif isinstance(value, exp.Expr):
-                queue.append(value)
-    return out
+    names = {t.alias_or_name.lower() for t in body.find_all(exp.Table, exp.Subquery) if t.alias_or_name}
+    return all(not c.table or c.table.lower() in names for c in body.find_all(exp.Column))
