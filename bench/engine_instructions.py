@@ -9,7 +9,7 @@ instructions one optimization costs (start-up and warm-up cancel out). Each ``--
 ``PUSHDOWN_COMPILE=1`` wheel, as for the other benchmarks; none: this checkout) is counted in turn, so a change
 is measured as ``before`` and ``after`` builds side by side. Instructions are not time (cache misses and branch
 mispredictions are not counted), but the engine's time follows them within a few percent here. The count
-repeats from run to run within a few thousand instructions (a millionth), the whole request's too: the hash
+repeats from run to run within a few thousand instructions (a few millionths), the whole request's too: the hash
 seed is fixed, and the numerical libraries' thread pools are held to one thread (OpenBLAS's idle workers spin,
 and their instructions, counted with the process's, moved a request's count by up to 5%).
 

@@ -1,7 +1,7 @@
 """Whether a JSON-like value holds only finite numbers: JSON cannot carry a NaN or an infinity, and orjson
 writes one as ``null``, so a catalog or answer whose JSON holds a ``null`` value is walked to tell which it was.
 
-Compiled with the engine: the service walks every answer whose JSON holds a ``null``.
+Compiled with the engine: the service walks every answer whose JSON holds a ``null`` value (``may_hold_null``).
 """
 
 from __future__ import annotations

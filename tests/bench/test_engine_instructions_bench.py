@@ -41,7 +41,8 @@ def test_the_service_request_is_counted_whole_and_written_beside(tmp_path):
 
 def test_a_whole_request_counts_the_same_twice():
     """The service's request imports numpy, whose thread pool's idle spinning moved counts by percents; held to one
-    thread, with the hash seed fixed, two counts of the same build differ by a millionth at most."""
+    thread, with the hash seed fixed, two counts of the same build differ by a few thousand instructions (a few
+    millionths; the spinning moved them by 0.6%)."""
     first, _ = bench.count("", 1, "plan", 2)
     second, _ = bench.count("", 1, "plan", 2)
-    assert abs(first - second) <= first // 1_000_000
+    assert abs(first - second) <= first // 100_000
