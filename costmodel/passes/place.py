@@ -21,7 +21,7 @@ from costmodel.positions import ABOVE, ON, SCAN, Position
 #: conjunct estimations placement may spend before it places the rest by rule (deepest legal): a TPC-H query
 #: spends at most 113, a filter of 330 conjuncts about 110,000 (each candidate re-estimates the whole filter, so
 #: a wide filter's costing grows with the square of its width until the budget stops it; 400,000 made that
-#: hump a second per plan and time against plan size steeper than n^1.2, docs/decisions/0001 section 12)
+#: hump a second per plan and time against plan size steeper than n^1.2: docs/decisions/0001-engine-choices.md)
 WORK_BUDGET: Final = 150_000
 
 
