@@ -68,17 +68,23 @@ def _iso(value: Any) -> str:
 class HistoryStore:
     """Records in SQLite or PostgreSQL; safe from any thread.
 
-    Each thread keeps one connection (the writer thread, and the server's worker threads that read): opening
-    one per call would cost more than the write (closing SQLite's last connection checkpoints the WAL). A
+    Connections are pooled: a call takes an idle one (or opens one) and gives it back after its transaction.
+    Opening one per call would cost more than the work (closing SQLite's last connection checkpoints the WAL),
+    and one per thread leaked: the server runs each request on a thread of its own, so every request that read
+    feedback left a connection behind (a file descriptor, or one of PostgreSQL's ``max_connections``). At most
+    ``IDLE_CONNECTIONS`` wait idle; more are opened while more calls run at once, and closed when given back. A
     connection that fails is closed and the next call opens a new one, so a database that comes back is used.
     """
+
+    #: Idle connections kept for the next call: the writer thread and the requests running at once.
+    IDLE_CONNECTIONS = 4
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._migrated = False
         self._lock = threading.Lock()
-        self._local = threading.local()
-        self._open: list[Any] = []
+        self._idle: list[Any] = []  # newest last: the next call takes the one used last
+        self._open: list[Any] = []  # every connection open now, idle or in use
 
     @classmethod
     def from_url(cls, url: str) -> HistoryStore:
@@ -104,23 +110,36 @@ class HistoryStore:
 
     @contextlib.contextmanager
     def _connect_raw(self) -> Iterator[Any]:
-        """This thread's connection, inside a transaction: committed on success, rolled back and dropped on error."""
-        con = getattr(self._local, "con", None)
-        if con is None:
-            con = self._backend.open()
-            self._local.con = con
-            with self._lock:
-                self._open.append(con)
+        """A pooled connection, inside a transaction: committed and given back on success, rolled back and
+        closed on error."""
+        con = self._take()
         try:
             self._backend.begin(con)
             yield con
             self._backend.commit(con)
         except BaseException:
-            self._local.con = None
             with contextlib.suppress(Exception):
                 self._backend.rollback(con)
             self._forget(con)
             raise
+        self._give_back(con)
+
+    def _take(self) -> Any:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        con = self._backend.open()
+        with self._lock:
+            self._open.append(con)
+        return con
+
+    def _give_back(self, con: Any) -> None:
+        """Idle again, unless enough are idle or the store was closed while it was in use."""
+        with self._lock:
+            if con in self._open and len(self._idle) < self.IDLE_CONNECTIONS:
+                self._idle.append(con)
+                return
+        self._forget(con)
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[Any]:
@@ -141,13 +160,12 @@ class HistoryStore:
             con.close()
 
     def close(self) -> None:
-        """Close every thread's connection (threads that call again later open a new one)."""
+        """Close every connection, idle or in use (later calls open new ones)."""
         with self._lock:
-            connections, self._open = self._open, []
+            connections, self._open, self._idle = self._open, [], []
         for con in connections:
             with contextlib.suppress(Exception):
                 con.close()
-        self._local = threading.local()
 
     def _query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._connect() as con:

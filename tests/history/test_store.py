@@ -237,3 +237,65 @@ def test_explain_text_becomes_a_tree_with_the_cost_table() -> None:
     scan = join["children"][0]
     assert scan["label"] == "TableScan: cities AS c filters=[c.name LIKE 'A%']"
     assert scan["annotation"].startswith("n3 rows=20") and scan["rows_out"] == 20
+
+
+def _connections_held(store_url: str) -> int:
+    """Connections this process holds to the store's database, as the database (or the kernel) counts them."""
+    if store_url.startswith("sqlite:///"):
+        path = Path(store_url.removeprefix("sqlite:///")).resolve()
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in fds.iterdir() if _link(fd) == str(path))
+    import psycopg
+
+    with psycopg.connect(store_url) as con:  # itself not counted
+        row = con.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _link(fd: Path) -> str:
+    try:
+        return str(Path(fd).readlink())
+    except OSError:  # closed since listed
+        return ""
+
+
+def test_calls_from_short_lived_threads_share_a_few_connections(store_url: str) -> None:
+    """The server runs each request on a new thread; a connection kept per thread outlived it (one per request)."""
+    store = HistoryStore.from_url(store_url)
+    assert store.list(Filters()) == ([], 0)
+
+    def one_by_one(n: int) -> None:  # each thread finds the connection the last one gave back
+        for _ in range(n):
+            thread = threading.Thread(target=store.list, args=(Filters(),))
+            thread.start()
+            thread.join()
+
+    def at_once(n: int) -> None:  # n transactions open together need n connections
+        barrier = threading.Barrier(n)
+
+        def call() -> None:
+            with store._connect() as con:
+                barrier.wait(timeout=30)
+                con.cursor().execute("SELECT 1")
+
+        threads = [threading.Thread(target=call) for _ in range(n)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    one_by_one(30)
+    assert 1 <= _connections_held(store_url) <= 1 + 1  # SQLite may keep a closed one's descriptor a while
+    at_once(8)
+    most = _connections_held(store_url)
+    assert most <= 8
+    for _ in range(3):
+        one_by_one(30)
+        at_once(8)
+        assert _connections_held(store_url) <= most  # bounded, not one more per thread
+    if store_url.startswith("postgresql"):
+        assert _connections_held(store_url) <= HistoryStore.IDLE_CONNECTIONS  # the rest closed when given back
+    store.close()
+    assert _connections_held(store_url) == 0
