@@ -10,8 +10,9 @@ The client is raw asyncio with the request bytes built once, so it costs little 
 
 Reported per run: requests/s, latency p50/p99 (ms), errors (anything but 200), server CPU per request (the
 server processes' CPU time, master and workers from /proc, divided by requests), client CPU per request, and
-the ``Pushdown-Cache`` header's counts. Targets (issue 19): >= 600 requests/s with 2 workers on 2 cores, p99 <=
-50 ms at 32 clients, 0 errors. Writes bench/results/load.json.
+the ``Pushdown-Cache`` header's counts, and what the server holds after each level (open file descriptors,
+threads, resident memory). Targets (issue 19): >= 600 requests/s with 2 workers on 2 cores, p99 <= 50 ms at 32
+clients, 0 errors; and descriptors that do not grow with requests. Writes bench/results/load.json.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ RESULTS = ROOT / "bench" / "results" / "load.json"
 TARGET_RPS = 600.0
 TARGET_P99_MS_AT_32 = 50.0
 TICKS = os.sysconf("SC_CLK_TCK")
+#: Descriptors a server may hold more after thousands of requests than after its start: a few (connections in a
+#: pool, sockets of clients still open); one per request is a leak (a database connection per request thread,
+#: fixed 2026-11-27, grew it by thousands).
+MAX_DESCRIPTORS_GROWN = 64
 
 
 def q05_body() -> bytes:
@@ -96,6 +101,25 @@ def _children(pid: int) -> list[int]:
             if int(fields[1]) == pid:
                 out.append(int(entry.name))
     return out
+
+
+def held(pid: int) -> dict[str, int]:
+    """What the server (``pid`` and its live descendants) holds now: open file descriptors, threads, resident MB.
+    Compared level by level: an answer that leaves something open shows as a count that grows with requests."""
+    fds = threads = rss_kb = 0
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        try:
+            fds += len(os.listdir(f"/proc/{current}/fd"))
+            status = Path(f"/proc/{current}/status").read_text().splitlines()
+        except OSError:  # gone since listed
+            continue
+        fields = {line.split(":", 1)[0]: line.split(":", 1)[1].split() for line in status if ":" in line}
+        threads += int(fields.get("Threads", ["0"])[0])
+        rss_kb += int(fields.get("VmRSS", ["0"])[0])
+        stack.extend(_children(current))
+    return {"fds": fds, "threads": threads, "rss_mb": rss_kb // 1024}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -200,6 +224,7 @@ def run_level(port: int, pid: int, request: bytes, clients: int, seconds: float)
         "server_cpu_cores_busy": round(server_cpu / wall, 2),
         "client_cpu_ms_per_request": round(client_cpu / max(count, 1) * 1000, 3),
         "cache_header": dict(tally.cache),
+        "server_holds_after": held(pid),
     }
 
 
@@ -208,6 +233,7 @@ def run_configuration(name: str, env: dict[str, str], args: argparse.Namespace, 
     with tempfile.TemporaryDirectory(prefix="pushdown-load-") as data_dir:
         proc = start_server(port, args.workers, Path(data_dir), env, args.tree)
         try:
+            at_start = held(proc.pid)
             levels = [run_level(port, proc.pid, request, n, args.seconds) for n in args.clients]
         finally:
             proc.terminate()
@@ -220,9 +246,11 @@ def run_configuration(name: str, env: dict[str, str], args: argparse.Namespace, 
             f"  {name:10} {level['clients']:>4} clients: {level['requests_per_s']:>8.1f} req/s  "
             f"p50 {level['p50_ms']:>7} ms  p99 {level['p99_ms']:>8} ms  errors {level['errors']}  "
             f"server CPU {level['server_cpu_ms_per_request']} ms/req  client CPU "
-            f"{level['client_cpu_ms_per_request']} ms/req  cache {level['cache_header']}"
+            f"{level['client_cpu_ms_per_request']} ms/req  cache {level['cache_header']}  "
+            f"server holds {level['server_holds_after']}"
         )
-    return {"settings": env, "levels": levels}
+    grown = levels[-1]["server_holds_after"]["fds"] - at_start["fds"] if levels else 0
+    return {"settings": env, "server_holds_at_start": at_start, "levels": levels, "descriptors_grown": grown}
 
 
 def main() -> None:
@@ -261,6 +289,9 @@ def main() -> None:
         "errors": {"target": 0, "measured": sum(lv["errors"] for r in runs.values() for lv in r["levels"])},
     }
     targets["errors"]["met"] = targets["errors"]["measured"] == 0
+    grown = max(r["descriptors_grown"] for r in runs.values())
+    targets["descriptors_grown"] = {"target": MAX_DESCRIPTORS_GROWN, "measured": grown}
+    targets["descriptors_grown"]["met"] = grown <= MAX_DESCRIPTORS_GROWN
     for name, verdict in targets.items():
         print(f"  target {name}: {verdict}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ import httpx
 import sqlglot
 from prometheus_client.parser import text_string_to_metric_families
 
+from bench.load import MAX_DESCRIPTORS_GROWN, held
 from service import __version__
 from service.history import HistoryStore
 from service.statistics import StatisticsStore
@@ -174,3 +175,26 @@ def test_two_services_on_one_database_see_each_other_s_history_and_tables(
         while second.get(f"/api/optimizations/{answer['request_id']}").status_code != 200:
             assert time.monotonic() < deadline, "the first service's answer never reached the shared history"
             time.sleep(0.2)
+
+
+def test_a_served_instance_holds_as_many_descriptors_after_hundreds_of_requests(
+    clean_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The default store (SQLite): each uncached request ran on a thread of its own and left that thread's
+    database connection open, so the descriptors grew by one per request until the process ran out."""
+    port = free_port()
+    env = {**clean_env, "PUSHDOWN_DATA_DIR": str(tmp_path / "data")}
+    with serving(["--port", str(port)], env, tmp_path, port) as (http, _, proc):
+
+        def optimize(_: int) -> int:
+            with httpx.Client(base_url=str(http.base_url), timeout=30) as own:
+                response = own.post("/optimize", json=REQUEST, headers={"cache-control": "no-cache"})
+                return response.status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            assert set(pool.map(optimize, range(20))) == {200}
+            before = held(proc.pid)
+            assert set(pool.map(optimize, range(300))) == {200}
+        after = held(proc.pid)
+    assert after["fds"] - before["fds"] <= MAX_DESCRIPTORS_GROWN, (before, after)
+    assert after["threads"] <= before["threads"] + 4, (before, after)
