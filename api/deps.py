@@ -118,7 +118,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-def get_heavy_pool(request: Request) -> WorkerPool | None:
+async def get_heavy_pool(request: Request) -> WorkerPool | None:
     """The worker processes for heavy requests; None when they are off (``PUSHDOWN_HEAVY_WORKERS=0``)."""
     pool: WorkerPool | None = request.app.state.heavy_pool
     return pool

@@ -47,7 +47,7 @@ async def _read(history: HistoryRecorder, read: Callable[[HistoryStore], T]) -> 
         raise InputError("history_unavailable", f"the history store ({store.backend}) cannot be read") from None
 
 
-def _filters(
+async def _filters(
     pipeline: Annotated[str | None, Query(description="Only this pipeline (the request's context.pipeline).")] = None,
     task: Annotated[str | None, Query(description="Only this task (context.task).")] = None,
     date_from: Annotated[date | None, Query(alias="from", description="First UTC day, inclusive (YYYY-MM-DD).")] = None,
