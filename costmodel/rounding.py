@@ -20,11 +20,15 @@ from typing import Final
 _EXACT: Final = 2.0**52
 #: how far from a half the scaled value must be to trust its nearest integer: many times its rounding error
 _MARGIN: Final = 1e-12
+#: ``10.0 ** digits``, each exact; looked up: compiled, ``float(10**digits)`` was a generic power and a float
+#: call, most of this function's instructions. A tuple of any length: mypyc (1.x) builds a fixed-length tuple of
+#: floats as a new object at every use, and its check that such a constant is set is inverted.
+_SCALES: Final[tuple[float, ...]] = (1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
 
 
 def rounded(x: float, digits: int) -> float:
     """``round(x, digits)`` for ``0 <= digits <= 6``: the same double."""
-    scale = float(10**digits)  # exact
+    scale = _SCALES[digits]
     scaled = x * scale
     if not -_EXACT < scaled < _EXACT:  # huge, infinite, or NaN (every comparison with NaN is false)
         return round(x, digits)
