@@ -73,7 +73,8 @@ class HistoryStore:
     and one per thread leaked: the server runs each request on a thread of its own, so every request that read
     feedback left a connection behind (a file descriptor, or one of PostgreSQL's ``max_connections``). At most
     ``IDLE_CONNECTIONS`` wait idle; more are opened while more calls run at once, and closed when given back. A
-    connection that fails is closed and the next call opens a new one, so a database that comes back is used.
+    connection that fails is closed with every idle one, and the next call opens a new one, so a database that
+    comes back is used.
     """
 
     #: Idle connections kept for the next call: the writer thread and the requests running at once.
@@ -121,6 +122,10 @@ class HistoryStore:
             with contextlib.suppress(Exception):
                 self._backend.rollback(con)
             self._forget(con)
+            with self._lock:  # the idle ones likely failed too (the database went away): not offered again
+                stale, self._idle = self._idle, []
+            for other in stale:
+                self._forget(other)
             raise
         self._give_back(con)
 

@@ -13,6 +13,7 @@ import pytest
 from service.database import backend_from_url
 from service.history import MIGRATIONS, Filters, HistoryStore, Record, build_record, explain_tree
 from tests.history.conftest import NOW, seed
+from tests.postgres import PostgresServer
 
 LATEST = MIGRATIONS[-1].version
 
@@ -299,3 +300,33 @@ def test_calls_from_short_lived_threads_share_a_few_connections(store_url: str) 
         assert _connections_held(store_url) <= HistoryStore.IDLE_CONNECTIONS  # the rest closed when given back
     store.close()
     assert _connections_held(store_url) == 0
+
+
+def test_after_the_database_drops_every_connection_one_call_fails_and_the_next_reconnects(
+    postgres: PostgresServer,
+) -> None:
+    url = postgres.new_database()
+    store = HistoryStore.from_url(url)
+    barrier = threading.Barrier(3)
+
+    def together() -> None:
+        with store._connect() as con:  # three open at once: three left idle
+            barrier.wait(timeout=30)
+            con.cursor().execute("SELECT 1")
+
+    threads = [threading.Thread(target=together) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as admin:  # as a restart or a proxy would
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(psycopg.OperationalError):
+        store.list(Filters())
+    assert store.list(Filters()) == ([], 0)  # not the next stale one: the idle ones went with the first
+    store.close()
