@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.sample import Sample
 from service.database import MIGRATIONS, PostgresBackend, SQLiteBackend, apply_migrations
+from service.database.pool import ConnectionPool
 from service.errors import InputError
 from service.statistics_arrow import sample_from_arrow
 from service.statistics_catalog import optimize_with_samples, resolve_catalog, sample_sources
@@ -120,6 +121,7 @@ class StatisticsStore:
             PostgresBackend(url) if url is not None else SQLiteBackend(self.db_path)  # type: ignore[arg-type]
         )
         self._ready = False
+        self._pool = ConnectionPool(self._backend)
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, int], Sample] = OrderedDict()
         #: called with the table's name after each committed analysis
@@ -144,8 +146,10 @@ class StatisticsStore:
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[Any]:
+        """A pooled connection (``service.database.pool``): a request reads a few tables' statistics, and
+        opening a connection for each read took longer than the engine's whole optimization."""
         try:
-            con = self._backend.open()
+            con = self._pool.take()
         except Exception as exc:  # an unreachable server is the service's problem, said as a 503
             raise InputError(
                 "statistics_unavailable", f"the statistics store cannot be reached ({type(exc).__name__})", "$"
@@ -155,8 +159,14 @@ class StatisticsStore:
                 apply_migrations(self._backend, MIGRATIONS)
                 self._ready = True
             yield con
-        finally:
-            con.close()
+        except BaseException:
+            self._pool.discard(con)
+            raise
+        self._pool.give_back(con)
+
+    def close(self) -> None:
+        """Close the store's connections (later calls open new ones)."""
+        self._pool.close()
 
     def _query(self, con: Any, statement: str, params: tuple[Any, ...] = ()) -> Any:
         return con.execute(self._backend.sql(statement), params)

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from service.database import MIGRATIONS, Backend, apply_migrations, backend_from_url, schema_version
+from service.database.pool import ConnectionPool
 from service.deep_json import loads_at_any_depth
 from service.history.record import ROW_OVERHEAD, SOURCE, Record, compress, decompress
 from service.history.totals import AGGREGATE, ORDER, group, record_savings
@@ -68,24 +69,15 @@ def _iso(value: Any) -> str:
 class HistoryStore:
     """Records in SQLite or PostgreSQL; safe from any thread.
 
-    Connections are pooled: a call takes an idle one (or opens one) and gives it back after its transaction.
-    Opening one per call would cost more than the work (closing SQLite's last connection checkpoints the WAL),
-    and one per thread leaked: the server runs each request on a thread of its own, so every request that read
-    feedback left a connection behind (a file descriptor, or one of PostgreSQL's ``max_connections``). At most
-    ``IDLE_CONNECTIONS`` wait idle; more are opened while more calls run at once, and closed when given back. A
-    connection that fails is closed with every idle one, and the next call opens a new one, so a database that
-    comes back is used.
+    Connections come from a pool (``service.database.pool``): the writer thread and the requests that read
+    feedback share a few, each for one transaction.
     """
-
-    #: Idle connections kept for the next call: the writer thread and the requests running at once.
-    IDLE_CONNECTIONS = 4
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._migrated = False
         self._lock = threading.Lock()
-        self._idle: list[Any] = []  # newest last: the next call takes the one used last
-        self._open: list[Any] = []  # every connection open now, idle or in use
+        self._pool = ConnectionPool(backend)
 
     @classmethod
     def from_url(cls, url: str) -> HistoryStore:
@@ -111,40 +103,11 @@ class HistoryStore:
 
     @contextlib.contextmanager
     def _connect_raw(self) -> Iterator[Any]:
-        """A pooled connection, inside a transaction: committed and given back on success, rolled back and
-        closed on error."""
-        con = self._take()
-        try:
+        """A pooled connection inside a transaction: committed on success, rolled back and closed on error."""
+        with self._pool.connection() as con:
             self._backend.begin(con)
             yield con
             self._backend.commit(con)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self._backend.rollback(con)
-            self._forget(con)
-            with self._lock:  # the idle ones likely failed too (the database went away): not offered again
-                stale, self._idle = self._idle, []
-            for other in stale:
-                self._forget(other)
-            raise
-        self._give_back(con)
-
-    def _take(self) -> Any:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        con = self._backend.open()
-        with self._lock:
-            self._open.append(con)
-        return con
-
-    def _give_back(self, con: Any) -> None:
-        """Idle again, unless enough are idle or the store was closed while it was in use."""
-        with self._lock:
-            if con in self._open and len(self._idle) < self.IDLE_CONNECTIONS:
-                self._idle.append(con)
-                return
-        self._forget(con)
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[Any]:
@@ -157,20 +120,9 @@ class HistoryStore:
         with self._connect_raw() as con:
             yield con
 
-    def _forget(self, con: Any) -> None:
-        with self._lock:
-            if con in self._open:
-                self._open.remove(con)
-        with contextlib.suppress(Exception):
-            con.close()
-
     def close(self) -> None:
         """Close every connection, idle or in use (later calls open new ones)."""
-        with self._lock:
-            connections, self._open, self._idle = self._open, [], []
-        for con in connections:
-            with contextlib.suppress(Exception):
-                con.close()
+        self._pool.close()
 
     def _query(self, statement: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._connect() as con:

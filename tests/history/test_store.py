@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from service.database import backend_from_url
+from service.database.pool import ConnectionPool
 from service.history import MIGRATIONS, Filters, HistoryStore, Record, build_record, explain_tree
 from tests.history.conftest import NOW, seed
 from tests.postgres import PostgresServer
@@ -297,7 +298,7 @@ def test_calls_from_short_lived_threads_share_a_few_connections(store_url: str) 
         at_once(8)
         assert _connections_held(store_url) <= most  # bounded, not one more per thread
     if store_url.startswith("postgresql"):
-        assert _connections_held(store_url) <= HistoryStore.IDLE_CONNECTIONS  # the rest closed when given back
+        assert _connections_held(store_url) <= ConnectionPool.IDLE  # the rest closed when given back
     store.close()
     assert _connections_held(store_url) == 0
 

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bench.load import MAX_DESCRIPTORS_GROWN, held
 from service import __version__
-from service.history import HistoryStore
+from service.database.pool import ConnectionPool
 from service.statistics import StatisticsStore
 from tests.postgres import PostgresServer
 from tests.service.test_cli import REQUEST, pushdown_command
@@ -141,7 +141,7 @@ def test_several_workers_share_one_postgresql_database_and_their_metrics(
         assert ids <= found
         # a connection per request thread was never closed: 24 requests held 24 more of max_connections
         held = _connections(env["PUSHDOWN_DATABASE_URL"])
-        assert held <= 2 * HistoryStore.IDLE_CONNECTIONS + 2, held
+        assert held <= 2 * 2 * ConnectionPool.IDLE + 2, held  # per worker, the history's pool and the statistics'
 
 
 def _connections(url: str) -> int:
