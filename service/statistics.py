@@ -109,8 +109,8 @@ class StagedSample:
 class StatisticsStore:
     """Versioned statistics per table, in SQLite (default) or PostgreSQL; samples as Parquet files.
 
-    Safe to share between threads: one connection per operation. The backends are the history
-    store's (``service.database``), and so is the schema: the same URLs select them.
+    Safe to share between threads: each operation takes a pooled connection (``service.database.pool``). The
+    backends are the history store's (``service.database``), and so is the schema: the same URLs select them.
     """
 
     def __init__(self, db_path: Path | None, samples_dir: Path, url: str | None = None) -> None:
