@@ -9,7 +9,9 @@ parsed and validated, the answer computed and written as JSON), request cache by
   * engine: ``costmodel.optimize_wire`` alone (the engine's share, for comparison);
   * sql: the SQL request (bench/tpch/queries) -> answer with the rewritten SQL (and the Spark SQL a runner needs);
   * sql_adapter: SQL -> plan -> engine -> SQL with the adapter's functions only (what sqlglot's optimizer does);
-  * cached: a repeat of the plan request answered from the request cache.
+  * cached: a repeat of the plan request answered from the request cache;
+  * analyzed: the plan request without a catalog, its tables' statistics read from a statistics store that holds
+    them (analyzed tables, the product's main path; SQLite in a temporary directory).
 
 Peers, SQL to optimized plan, in the same run: DataFusion (``optimized_logical_plan``), sqlglot's optimizer,
 Spark Catalyst with ``--spark`` (warm JVM). Each query's columns, ours and the peers', are sampled in turns
@@ -29,6 +31,7 @@ import os
 import platform
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -52,6 +55,7 @@ from service.request_cache import RequestCache  # noqa: E402
 from service.sql import BUILD as ADAPTER_BUILD  # noqa: E402
 from service.sql import plan_to_sql, sql_to_plan  # noqa: E402
 from service.sql.common import sqlglot_build  # noqa: E402
+from service.statistics import StatisticsStore  # noqa: E402
 
 TPCH = ROOT / "bench" / "tpch"
 RESULTS = ROOT / "bench" / "results" / "optimize_latency.json"
@@ -211,11 +215,20 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:120]
 
 
+def analyzed_store(catalog: dict[str, Any], folder: Path) -> StatisticsStore:
+    """A statistics store in ``folder`` holding each catalog table's statistics, as ``pushdown analyze`` leaves it."""
+    store = StatisticsStore(folder / "pushdown.db", folder / "samples")
+    for table, info in catalog["tables"].items():
+        store.commit(table, info, store.stage_sample(table, None))
+    return store
+
+
 def measure(
     args: argparse.Namespace, catalog: dict[str, Any], queries: dict[str, str], plans: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
     """Per query, ours and the peers' columns, sampled in turns (``interleaved``)."""
     service = OptimizeService(cache=RequestCache())
+    analyzed = OptimizeService(analyzed_store(catalog, Path(tempfile.mkdtemp(prefix="pushdown-bench-"))))
     peers = {peer: prepare for peer, prepare in peers_for(args, catalog).items() if prepare is not None}
     rows: dict[str, dict[str, Any]] = {}
     for name, plan in plans.items():
@@ -232,6 +245,7 @@ def measure(
                 args.iterations,
             ),
             "cached": (cached, args.iterations * 5),
+            "analyzed": (service_call(analyzed, {"plan": plan}, False), args.iterations),
             **{peer: (prepare(sql), args.peer_iterations) for peer, prepare in peers.items()},
         }
         rows[name] = interleaved(columns)
@@ -266,6 +280,10 @@ def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     cached = p50s("cached")
     out["cached_p50_ms"] = {"max": max(cached.values()), "median": round(statistics.median(cached.values()), 4)}
+    analyzed = p50s("analyzed")
+    both = sorted(set(plan) & set(analyzed))
+    by_store, given = geomean([analyzed[n] for n in both]), geomean([plan[n] for n in both])
+    out["analyzed_geomean_over_plan"] = round(by_store / given, 3) if by_store and given else None
     return out
 
 
@@ -282,7 +300,7 @@ def verdicts(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-COLUMNS = ["plan", "engine", "cached", "sql", "sql_adapter", "datafusion", "sqlglot", "spark"]
+COLUMNS = ["plan", "engine", "cached", "analyzed", "sql", "sql_adapter", "datafusion", "sqlglot", "spark"]
 
 
 def print_table(rows: dict[str, dict[str, Any]]) -> None:
@@ -325,6 +343,7 @@ def main() -> None:
     over = r.get("plan_geomean_over_datafusion")
     print(f"plan -> answer over DataFusion: {over} (target <= 1): {v['plan_geomean_over_datafusion']}")
     print(f"engine alone over DataFusion: {r.get('engine_geomean_over_datafusion')}")
+    print(f"statistics from the store over the same given inline: {r.get('analyzed_geomean_over_plan')}")
     print(f"worst p99/p50: {r['worst_p99_over_p50']} (target <= 2): {v['p99_over_p50']}")
     least = r["sqlglot_over_sql"]["min"]
     print(f"sqlglot over our SQL -> SQL (service): min {least} (target >= 3): {v['sqlglot_over_sql']}")
