@@ -184,7 +184,9 @@ class StatisticsStore:
         return [StoredTable(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
     def names(self) -> list[str]:
-        return [t.name for t in self.tables()]
+        """Every table's name, sorted; read on each request that leaves a table to the store, so without
+        reading any table's statistics."""
+        return [name for name, _ in self.state()]
 
     def state(self) -> tuple[tuple[str, int], ...]:
         """Every table's current version: changes whenever any process commits an analysis (cache probes)."""
