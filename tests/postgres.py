@@ -82,6 +82,17 @@ class PostgresServer:
         self.pg(str(self.bindir / "pg_ctl"), "-D", str(self.root / "data"), "-m", "fast", "-w", "stop", check=False)
 
 
+def connections_to(url: str) -> int:
+    """Connections open to ``url``'s database, as PostgreSQL counts them (this query's own left out)."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        row = con.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A real PostgreSQL server for the session, in a temp dir, on a free port; removed afterwards."""

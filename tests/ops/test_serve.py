@@ -21,7 +21,7 @@ from bench.load import MAX_DESCRIPTORS_GROWN, held
 from service import __version__
 from service.database.pool import ConnectionPool
 from service.statistics import StatisticsStore
-from tests.postgres import PostgresServer
+from tests.postgres import PostgresServer, connections_to
 from tests.service.test_cli import REQUEST, pushdown_command
 from tests.serving import free_port, wait_for_health
 
@@ -140,19 +140,8 @@ def test_several_workers_share_one_postgresql_database_and_their_metrics(
             time.sleep(0.2)
         assert ids <= found
         # a connection per request thread was never closed: 24 requests held 24 more of max_connections
-        held = _connections(env["PUSHDOWN_DATABASE_URL"])
+        held = connections_to(env["PUSHDOWN_DATABASE_URL"])
         assert held <= 2 * 2 * ConnectionPool.IDLE + 2, held  # per worker, the history's pool and the statistics'
-
-
-def _connections(url: str) -> int:
-    """Connections to ``url``'s database from anyone but this query."""
-    import psycopg
-
-    with psycopg.connect(url) as con:
-        row = con.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchone()
-    return int(row[0]) if row else 0
 
 
 def test_two_services_on_one_database_see_each_other_s_history_and_tables(
@@ -181,7 +170,8 @@ def test_a_served_instance_holds_as_many_descriptors_after_hundreds_of_requests(
     clean_env: dict[str, str], tmp_path: Path
 ) -> None:
     """The default store (SQLite): each uncached request ran on a thread of its own and left that thread's
-    database connection open, so the descriptors grew by one per request until the process ran out."""
+    database connection open, so the descriptors grew by two per request (the database and its WAL) until the
+    process ran out."""
     port = free_port()
     env = {**clean_env, "PUSHDOWN_DATA_DIR": str(tmp_path / "data")}
     with serving(["--port", str(port)], env, tmp_path, port) as (http, _, proc):
