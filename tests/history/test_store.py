@@ -285,14 +285,13 @@ def test_calls_from_short_lived_threads_share_a_few_connections(store_url: str) 
             thread.join()
 
     one_by_one(30)
-    assert 1 <= _connections_held(store_url) <= 1 + 1  # SQLite may keep a closed one's descriptor a while
-    at_once(8)
-    most = _connections_held(store_url)
-    assert most <= 8
+    assert _settles(lambda: 1 <= _connections_held(store_url) <= 2)  # SQLite may keep a closed one's descriptor
     for _ in range(3):
-        one_by_one(30)
         at_once(8)
-        assert _connections_held(store_url) <= most  # bounded, not one more per thread
+        one_by_one(30)
+        # bounded by the most open at once, not one more per thread (SQLite keeps closed ones' descriptors for
+        # reuse while others are open)
+        assert _settles(lambda: _connections_held(store_url) <= 8)
     if store_url.startswith("postgresql"):  # the rest closed when given back
         assert _settles(lambda: _connections_held(store_url) <= ConnectionPool.IDLE)
     store.close()
