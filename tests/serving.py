@@ -1,4 +1,5 @@
-"""Helpers for tests that run the service in a process of its own: a free port, and waiting for /healthz."""
+"""Helpers for tests that run the service in a process of its own: a free port, waiting for /healthz, and waiting
+for any condition to come true."""
 
 from __future__ import annotations
 
@@ -35,3 +36,13 @@ def wait_for_health(
         if time.monotonic() > deadline:
             raise AssertionError(f"the service did not answer {base_url}/healthz within {timeout_s} s")
         time.sleep(0.1)
+
+
+def wait_until(condition: Callable[[], object], timeout_s: float = 10) -> bool:
+    """Whether ``condition()`` comes true within ``timeout_s``, polled every 20 ms."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

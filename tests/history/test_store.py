@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 from collections import Counter
-from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from service.database.pool import ConnectionPool
 from service.history import MIGRATIONS, Filters, HistoryStore, Record, build_record, explain_tree
 from tests.history.conftest import NOW, seed
 from tests.postgres import PostgresServer, connections_to
+from tests.serving import wait_until
 
 LATEST = MIGRATIONS[-1].version
 
@@ -285,28 +284,18 @@ def test_calls_from_short_lived_threads_share_a_few_connections(store_url: str) 
             thread.join()
 
     one_by_one(30)
-    assert _settles(lambda: 1 <= _connections_held(store_url) <= 2)  # SQLite may keep a closed one's descriptor
+    # polled: a PostgreSQL backend leaves pg_stat_activity a moment after its client closed the connection
+    assert wait_until(lambda: 1 <= _connections_held(store_url) <= 2)  # SQLite may keep a closed one's descriptor
     for _ in range(3):
         at_once(8)
         one_by_one(30)
         # bounded by the most open at once, not one more per thread (SQLite keeps closed ones' descriptors for
         # reuse while others are open)
-        assert _settles(lambda: _connections_held(store_url) <= 8)
+        assert wait_until(lambda: _connections_held(store_url) <= 8)
     if store_url.startswith("postgresql"):  # the rest closed when given back
-        assert _settles(lambda: _connections_held(store_url) <= ConnectionPool.IDLE)
+        assert wait_until(lambda: _connections_held(store_url) <= ConnectionPool.IDLE)
     store.close()
-    assert _settles(lambda: _connections_held(store_url) == 0)
-
-
-def _settles(condition: Callable[[], bool], timeout_s: float = 10) -> bool:
-    """``condition`` holds within ``timeout_s``: a PostgreSQL backend leaves pg_stat_activity a moment after its
-    client closed the connection."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+    assert wait_until(lambda: _connections_held(store_url) == 0)
 
 
 def test_after_the_database_drops_every_connection_one_call_fails_and_the_next_reconnects(

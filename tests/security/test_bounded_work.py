@@ -18,19 +18,11 @@ from service.bounded import BoundedRunner
 from service.idle_spark import IdleSpark
 from tests.security import hostile
 from tests.security.conftest import LIMIT_S, auth_headers, running_service
+from tests.serving import wait_until
 
 
 def work_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "pushdown-work"]
-
-
-def wait_until(condition: Any, timeout: float = 10) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def spin_forever() -> None:
