@@ -103,13 +103,22 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its live descendants (the uvicorn workers and their helpers)."""
+    out: list[int] = []
+    stack = [pid]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(_children(current))
+    return out
+
+
 def held(pid: int) -> dict[str, int]:
     """What the server (``pid`` and its live descendants) holds now: open file descriptors, threads, resident MB.
     Compared level by level: an answer that leaves something open shows as a count that grows with requests."""
     fds = threads = rss_kb = 0
-    stack = [pid]
-    while stack:
-        current = stack.pop()
+    for current in _tree(pid):
         try:
             fds += len(os.listdir(f"/proc/{current}/fd"))
             status = Path(f"/proc/{current}/status").read_text().splitlines()
@@ -118,22 +127,18 @@ def held(pid: int) -> dict[str, int]:
         fields = {line.split(":", 1)[0]: line.split(":", 1)[1].split() for line in status if ":" in line}
         threads += int(fields.get("Threads", ["0"])[0])
         rss_kb += int(fields.get("VmRSS", ["0"])[0])
-        stack.extend(_children(current))
     return {"fds": fds, "threads": threads, "rss_mb": rss_kb // 1024}
 
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU of ``pid`` and its live descendants (the uvicorn workers), from /proc."""
     total = 0.0
-    stack = [pid]
-    while stack:
-        current = stack.pop()
+    for current in _tree(pid):
         try:
             fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
+        except OSError:  # gone since listed
             continue
         total += (int(fields[11]) + int(fields[12])) / TICKS
-        stack.extend(_children(current))
     return total
 
 

@@ -224,11 +224,13 @@ def analyzed_store(catalog: dict[str, Any], folder: Path) -> StatisticsStore:
 
 
 def measure(
-    args: argparse.Namespace, catalog: dict[str, Any], queries: dict[str, str], plans: dict[str, Any]
+    args: argparse.Namespace, catalog: dict[str, Any], queries: dict[str, str], plans: dict[str, Any], folder: Path
 ) -> dict[str, dict[str, Any]]:
-    """Per query, ours and the peers' columns, sampled in turns (``interleaved``)."""
+    """Per query, ours and the peers' columns, sampled in turns (``interleaved``); ``folder`` holds the
+    statistics store of the ``analyzed`` column."""
     service = OptimizeService(cache=RequestCache())
-    analyzed = OptimizeService(analyzed_store(catalog, Path(tempfile.mkdtemp(prefix="pushdown-bench-"))))
+    store = analyzed_store(catalog, folder)
+    analyzed = OptimizeService(store)
     peers = {peer: prepare for peer, prepare in peers_for(args, catalog).items() if prepare is not None}
     rows: dict[str, dict[str, Any]] = {}
     for name, plan in plans.items():
@@ -249,6 +251,7 @@ def measure(
             **{peer: (prepare(sql), args.peer_iterations) for peer, prepare in peers.items()},
         }
         rows[name] = interleaved(columns)
+    store.close()
     return rows
 
 
@@ -335,7 +338,8 @@ def main() -> None:
     print(sqlglot_build())
     gc.collect()
     tune_collector()  # as the server once started: long-lived objects frozen, full collections rare
-    rows = measure(args, catalog, queries, plans)
+    with tempfile.TemporaryDirectory(prefix="pushdown-bench-") as folder:
+        rows = measure(args, catalog, queries, plans, Path(folder))
     print_table(rows)
     r = ratios(rows)
     v = verdicts(r)
