@@ -18,7 +18,7 @@ from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
 from service.answer import NonFiniteNumber
-from service.history import HISTORY_HEADER
+from service.history import HISTORY_HEADER, Outcome
 from service.jsonguard import number_overflow
 from service.optimize import Answered, OptimizeInput, OptimizeService
 from service.worker_pool import HeavyTask
@@ -84,22 +84,28 @@ async def optimize(
         use_cache = not _no_cache(request.headers.get("cache-control"))
         # a hit costs a lookup (about 0.1 ms): answered on the event loop, without a worker thread
         hit = optimizer.cached(body, *ids) if use_cache else None
+        # the history records the full answer: then it is made in the worker thread, not on the event loop
+        full = history.enabled
         answered = (
             hit
             if hit is not None
             else await runner.run(
-                context.run, _answer, optimizer, body, ids, use_cache, deadline=request.state.deadline
+                context.run, _answer, optimizer, body, ids, use_cache, full, deadline=request.state.deadline
             )
         )
         recorded = body
-    observe_decisions(answered.answer.get("decisions", ()))
+    observe_decisions(answered.brief.get("decisions", ()))
     response = Response(answered.payload, media_type="application/json")
     response.headers[CACHE_HEADER] = answered.cache
     # Recorded before the answer leaves (or queued, by settings); never raises. The header says which.
     # The history keeps the full answer whatever detail the caller asked for (the drill-down renders it).
     elapsed_ms = (time.perf_counter() - started) * 1000
     raw = getattr(request.state, "raw_body", None)
-    outcome = await history.record(recorded, answered.answer, answered.record, elapsed_ms, raw)
+    outcome = (
+        await history.record(recorded, answered.answer, answered.record, elapsed_ms, raw)
+        if history.enabled
+        else Outcome.OFF
+    )
     response.headers[HISTORY_HEADER] = outcome
     return response
 
@@ -123,11 +129,16 @@ def _answer_ids(request: Request) -> tuple[str | None, str | None]:
 
 
 def _answer(
-    optimizer: OptimizeService, body: OptimizeInput, ids: tuple[str | None, str | None], use_cache: bool = True
+    optimizer: OptimizeService,
+    body: OptimizeInput,
+    ids: tuple[str | None, str | None],
+    use_cache: bool = True,
+    full: bool = True,
 ) -> Answered:
-    """The answer and its JSON; a cost that overflowed to infinity is the request's fault (422 with a path)."""
+    """The answer and its JSON (``full``: the full answer made now, as the history records it); a cost that
+    overflowed to infinity is the request's fault (422 with a path)."""
     try:
-        return optimizer.answer(body, *ids, use_cache=use_cache, looked_up=use_cache)
+        return optimizer.answer(body, *ids, use_cache=use_cache, looked_up=use_cache, full=full)
     except (OverflowError, NonFiniteNumber):
         request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
         raise number_overflow(request) from None

@@ -1,6 +1,7 @@
 """The engine's work in CPU instructions per TPC-H optimization, counted under valgrind (callgrind).
 
-    python bench/engine_instructions.py [--engine DIR ...] [--path engine|plan|sql] [--rounds 2] [--results PATH]
+    python bench/engine_instructions.py [--engine DIR ...] [--path engine|plan|plan_full|sql] [--rounds 2]
+        [--results PATH]
 
 This VM's speed drifts by up to 2x within seconds, so two builds timed minutes apart compare two machines, and
 a 5% change drowns in the drift. An instruction count does not drift: ``optimize_wire`` runs over the 22 TPC-H
@@ -16,8 +17,10 @@ and their instructions, counted with the process's, moved a request's count by u
 ``--path`` says what one optimization is: ``engine`` (the default) is ``costmodel.optimize_wire`` alone; ``plan``
 and ``sql`` are the service's whole request, bytes in and the answer's bytes out (``OptimizeService.answer``,
 no cache), with the TPC-H plan or query: the figures ``plan`` and ``sql`` of bench/optimize_latency.py, where the
-service's own Python and the SQL adapter count too. For these, give ``--engine`` an unpacked wheel's whole
-directory (its ``service`` and ``api`` come with it, so two builds compare the service as well as the engine).
+service's own Python and the SQL adapter count too; ``plan_full`` is ``plan`` with the full answer made as well
+(as with the history on: ``plan_full`` of bench/optimize_latency.py). For these, give ``--engine`` an unpacked
+wheel's whole directory (its ``service`` and ``api`` come with it, so two builds compare the service as well as
+the engine).
 
 Needs ``valgrind`` on the PATH. Writes bench/results/engine_instructions.json (``-plan``, ``-sql`` for those paths).
 """
@@ -44,7 +47,7 @@ TPCH = ROOT / "bench" / "tpch"
 STEADY = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 #: What one optimization is (``--path``).
-PATHS = ("engine", "plan", "sql")
+PATHS = ("engine", "plan", "plan_full", "sql")
 
 #: What runs under callgrind: ``rounds`` rounds over the TPC-H plans (or queries) of ``optimize_wire`` (with the
 #: baseline, as the service asks) or of the service's whole request, with the packages from the directory given
@@ -67,9 +70,13 @@ else:
     from service.optimize import OptimizeService
     service = OptimizeService()
     queries = [p.read_text() for p in sorted((tpch / "queries").glob("q*.sql"))][:first]
-    bodies = [{"plan": plan} for plan in plans] if path == "plan" else [{"sql": sql} for sql in queries]
+    bodies = [{"sql": sql} for sql in queries] if path == "sql" else [{"plan": plan} for plan in plans]
     raws = [json.dumps({**body, "catalog": catalog}).encode() for body in bodies]
-    calls = [lambda raw=raw: service.answer(parse_ordinary_request(raw, 2500), use_cache=False).payload for raw in raws]
+    made = {"full": True} if path == "plan_full" else {}  # builds before 2026-11-27 have no such argument
+    calls = [
+        lambda raw=raw: service.answer(parse_ordinary_request(raw, 2500), use_cache=False, **made).payload
+        for raw in raws
+    ]
 tune_collector()
 for _ in range(rounds):
     for call in calls:

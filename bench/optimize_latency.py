@@ -5,7 +5,10 @@
 Ours, per TPC-H query, through the function ``POST /optimize`` runs (``api.routes._answer``: the body's bytes
 parsed and validated, the answer computed and written as JSON), request cache bypassed unless stated:
 
-  * plan: the plan request (bench/tpch/plans) -> answer, default detail; its p50, p99 and p99/p50;
+  * plan: the plan request (bench/tpch/plans) -> answer, default detail (a summary), the history off; its p50,
+    p99 and p99/p50;
+  * plan_full: the same with the full answer made too, as the route does when the history records it (the
+    EXPLAIN tree after and the per-node cost tables, which a summary leaves out: ``costmodel.result.FullParts``);
   * engine: ``costmodel.optimize_wire`` alone (the engine's share, for comparison);
   * sql: the SQL request (bench/tpch/queries) -> answer with the rewritten SQL (and the Spark SQL a runner needs);
   * sql_adapter: SQL -> plan -> engine -> SQL with the adapter's functions only (what sqlglot's optimizer does);
@@ -166,8 +169,11 @@ def peers_for(
 # ------------------------------------------------------------------ ours
 
 
-def service_call(service: OptimizeService, body: dict[str, Any], use_cache: bool) -> Callable[[], Any]:
-    """What ``POST /optimize`` runs for ``body``, from its bytes to the answer's bytes."""
+def service_call(
+    service: OptimizeService, body: dict[str, Any], use_cache: bool, full: bool = False
+) -> Callable[[], Any]:
+    """What ``POST /optimize`` runs for ``body``, from its bytes to the answer's bytes (``full``: and the full
+    answer's, as with the history on)."""
     raw = json.dumps(body).encode()
     parse = partial(parse_ordinary_request, max_json_depth=MAX_JSON_DEPTH)
 
@@ -176,7 +182,7 @@ def service_call(service: OptimizeService, body: dict[str, Any], use_cache: bool
         body = service.read_body(raw, parse) if use_cache else parse(raw)
         assert body is not None
         hit = service.cached(body) if use_cache else None  # the route looks up first, on the event loop
-        return (hit or _answer(service, body, (None, None), use_cache)).payload
+        return (hit or _answer(service, body, (None, None), use_cache, full)).payload
 
     return call
 
@@ -240,6 +246,7 @@ def measure(
         cached()  # the miss that fills the entry
         columns = {
             "plan": (service_call(service, plan_body, False), args.iterations),
+            "plan_full": (service_call(service, plan_body, False, full=True), args.iterations),
             "engine": (partial(optimize_wire, plan, catalog), args.iterations),
             "sql": (service_call(service, {"sql": sql, "catalog": catalog}, False), args.iterations),
             "sql_adapter": (
@@ -283,6 +290,10 @@ def ratios(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     cached = p50s("cached")
     out["cached_p50_ms"] = {"max": max(cached.values()), "median": round(statistics.median(cached.values()), 4)}
+    full = p50s("plan_full")
+    both = sorted(set(plan) & set(full))
+    made, sent = geomean([full[n] for n in both]), geomean([plan[n] for n in both])
+    out["plan_full_geomean_over_plan"] = round(made / sent, 3) if made and sent else None
     analyzed = p50s("analyzed")
     both = sorted(set(plan) & set(analyzed))
     by_store, given = geomean([analyzed[n] for n in both]), geomean([plan[n] for n in both])
@@ -303,7 +314,7 @@ def verdicts(r: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-COLUMNS = ["plan", "engine", "cached", "analyzed", "sql", "sql_adapter", "datafusion", "sqlglot", "spark"]
+COLUMNS = ["plan", "plan_full", "engine", "cached", "analyzed", "sql", "sql_adapter", "datafusion", "sqlglot", "spark"]
 
 
 def print_table(rows: dict[str, dict[str, Any]]) -> None:
@@ -347,6 +358,7 @@ def main() -> None:
     over = r.get("plan_geomean_over_datafusion")
     print(f"plan -> answer over DataFusion: {over} (target <= 1): {v['plan_geomean_over_datafusion']}")
     print(f"engine alone over DataFusion: {r.get('engine_geomean_over_datafusion')}")
+    print(f"the full answer made too (history on) over the plan column: {r.get('plan_full_geomean_over_plan')}")
     print(f"statistics from the store over the same given inline: {r.get('analyzed_geomean_over_plan')}")
     print(f"worst p99/p50: {r['worst_p99_over_p50']} (target <= 2): {v['p99_over_p50']}")
     least = r["sqlglot_over_sql"]["min"]

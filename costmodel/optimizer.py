@@ -29,12 +29,13 @@ from costmodel.plan import (
     children,
     map_expressions,
     node_expressions,
+    open_memos,
     output_fields,
     plan_memo,
     walk_plan,
     with_children,
 )
-from costmodel.result import MODEL_VERSION, OptimizeResult
+from costmodel.result import MODEL_VERSION, FullParts, OptimizeResult
 from costmodel.scan_access import ScanAccess
 from costmodel.unique_ids import unique_node_ids
 from costmodel.wire import plan_from_wire
@@ -186,13 +187,29 @@ def optimize_wire(
     ``sources``: the estimator's chain (default ``DEFAULT_SOURCES``); ``baseline``: the answer's ``cost`` also
     has ``baseline``, what rule-based pushdown's plan costs (see ``optimize``).
     """
+    brief, parts = optimize_wire_brief(plan, catalog, options, sources, baseline)
+    return parts.completed(brief)
+
+
+def optimize_wire_brief(
+    plan: Any,
+    catalog: Any = None,
+    options: Any = None,
+    sources: tuple[SelectivitySource, ...] | None = None,
+    baseline: bool = False,
+) -> tuple[dict[str, Any], FullParts]:
+    """``optimize_wire``'s answer without the parts only a full answer carries, and those parts, rendered when
+    asked for (``FullParts``): a caller that sends a summary does not make the EXPLAIN tree after or the
+    per-node cost tables."""
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
     with plan_memo():
         node = plan_from_wire(plan, cat, functions=opts.functions)
-        out = optimize(node, cat, opts, sources, baseline).to_wire()
+        result = optimize(node, cat, opts, sources, baseline)
+        out = result.to_wire_brief()
+        parts = result.full_parts(open_memos())
     unique_node_ids(out.get("plan"))
-    return out
+    return out, parts
 
 
-__all__ = ["MODEL_VERSION", "OptimizeResult", "optimize", "optimize_wire"]
+__all__ = ["MODEL_VERSION", "FullParts", "OptimizeResult", "optimize", "optimize_wire", "optimize_wire_brief"]

@@ -105,26 +105,34 @@ _SCOPED: Final[ContextVar[dict[str, dict[int, Any]] | None]] = ContextVar("scope
 _MEMOS: Final[tuple[ContextVar[Any], ...]] = (_FIELDS, HASHES, TEXTS, CONSTANT_TRUTHS, _CIDS, _SCOPED, COLUMN_IDS)
 
 
-def plan_memo() -> PlanMemo:
+def plan_memo(kept: tuple[Any, ...] | None = None) -> PlanMemo:
     """Remember, until the block ends, every node's output columns, every expression's hash, constant truth,
     text and columns read (all immutable; ``optimize`` opens one, the wire reader and writer too).
 
     Without it a join chain recomputes the columns of everything below each join, once per question. Inside
-    an open one, another opens nothing.
+    an open one, another opens nothing. ``kept``: the memos of an earlier block (``open_memos``), opened again,
+    so what is rendered after an optimization reuses what it remembered.
     """
-    return PlanMemo()
+    return PlanMemo(kept)
+
+
+def open_memos() -> tuple[Any, ...] | None:
+    """The memos of the open ``plan_memo`` block (None outside one), for ``plan_memo(kept)``."""
+    return None if _FIELDS.get() is None else tuple(memo.get() for memo in _MEMOS)
 
 
 class PlanMemo:
     """``plan_memo``'s block: a class, not ``contextlib.contextmanager``, whose enter and exit run interpreted
     (compiled, a memo block is then a few native calls; one opens at every optimization and subquery)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: tuple[Any, ...] | None = None) -> None:
         self._tokens: list[tuple[ContextVar[Any], Token[Any]]] = []
+        self._kept = kept
 
     def __enter__(self) -> None:
         if _FIELDS.get() is None:
-            self._tokens = [(memo, memo.set({})) for memo in _MEMOS]
+            kept = self._kept or tuple({} for _ in _MEMOS)
+            self._tokens = [(memo, memo.set(value)) for memo, value in zip(_MEMOS, kept, strict=True)]
 
     def __exit__(self, *exc: object) -> None:
         for memo, token in self._tokens:

@@ -9,7 +9,7 @@ from typing import Any, Final
 from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
 from costmodel.expr import Expr
-from costmodel.plan import Node
+from costmodel.plan import Node, plan_memo
 from costmodel.rounding import rounded
 from costmodel.wire import plan_to_wire
 
@@ -40,30 +40,89 @@ class OptimizeResult:
         return self.after[0].subtree_cost if self.after else 0.0
 
     def to_wire(self) -> dict[str, Any]:
+        """The whole answer: ``to_wire_brief`` completed with its ``FullParts``."""
+        return self.full_parts().completed(self.to_wire_brief())
+
+    def to_wire_brief(self) -> dict[str, Any]:
+        """The answer without what only a full answer carries (``FullParts``): everything a summary needs, and the
+        EXPLAIN tree before, from which the summary names operators."""
         before = {c.id: c for c in self.before}
-        after = {c.id: c for c in self.after}
         return {
             "plan": plan_to_wire(self.plan),
             "decisions": self.decisions,
             "estimates": self.estimates,
             "cost": {
-                "before": {"total": rounded(self.total_before, 4), "nodes": [c.to_wire() for c in self.before]},
-                "after": {"total": rounded(self.total_after, 4), "nodes": [c.to_wire() for c in self.after]},
+                "before": {"total": rounded(self.total_before, 4)},
+                "after": {"total": rounded(self.total_after, 4)},
                 "savings": savings(self.total_before, self.total_after),
                 **self._baseline(),
             },
-            "explain": {
-                "before": explain(self.original, before, estimate=self.estimate),
-                "after": explain(self.plan, after, estimate=self.estimate),
-            },
+            "explain": {"before": explain(self.original, before, estimate=self.estimate)},
             "rewrites": self.rewrites,
             "scans": self.scans,
             "warnings": self.warnings,
             "model_version": MODEL_VERSION,
         }
 
+    def full_parts(self, memos: tuple[Any, ...] | None = None) -> FullParts:
+        """What ``to_wire_brief`` leaves out, rendered when first asked for; ``memos``: the optimization's
+        (``open_memos``), reused then."""
+        return FullParts(self, memos)
+
     def _baseline(self) -> dict[str, Any]:
         """``{"baseline": ...}`` when it was asked for: what rule-based pushdown's plan (mode ``always``) costs."""
         if self.baseline_total is None:
             return {}
         return {"baseline": {"total": rounded(self.baseline_total, 4), "mode": "always"}}
+
+
+class FullParts:
+    """The parts only a full answer carries, which nothing in a summary reads: the EXPLAIN tree after and the
+    per-node cost tables. A caller that wants no full answer never pays for them; one that does renders them
+    once (``render``), with the optimization's memos, and gets the full answer from ``completed``.
+
+    The full answer is the brief one with these added at the end of the objects they belong to, so its keys
+    come in the same order whichever way it was made.
+    """
+
+    def __init__(self, result: OptimizeResult, memos: tuple[Any, ...] | None = None) -> None:
+        self._result = result
+        self._memos = memos
+        self._rendered: tuple[str, list[dict[str, Any]], list[dict[str, Any]]] | None = None
+
+    def render(self) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+        """(the EXPLAIN tree after, the cost table before, the cost table after), made on the first call."""
+        if self._rendered is None:
+            result = self._result
+            with plan_memo(self._memos):
+                after = {c.id: c for c in result.after}
+                tree = explain(result.plan, after, estimate=result.estimate)
+                self._rendered = (tree, [c.to_wire() for c in result.before], [c.to_wire() for c in result.after])
+            self._memos = None  # what they held is in the rendering now
+        return self._rendered
+
+    def completed(self, brief: dict[str, Any]) -> dict[str, Any]:
+        """``brief`` (``to_wire_brief``, with whatever its caller added) as the full answer (``with_full_parts``)."""
+        return with_full_parts(brief, *self.render())
+
+
+def with_full_parts(
+    brief: dict[str, Any], tree_after: str, nodes_before: list[dict[str, Any]], nodes_after: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``brief`` with the full answer's parts: new objects where they go, ``brief`` itself unchanged.
+
+    >>> brief = {"cost": {"before": {"total": 2.0}, "after": {"total": 1.0}}, "explain": {"before": "P"}}
+    >>> full = with_full_parts(brief, "Q", [{"id": "n1"}], [])
+    >>> full["cost"]["before"], full["explain"], "nodes" in brief["cost"]["before"]
+    ({'total': 2.0, 'nodes': [{'id': 'n1'}]}, {'before': 'P', 'after': 'Q'}, False)
+    """
+    cost = brief["cost"]
+    return {
+        **brief,
+        "cost": {
+            **cost,
+            "before": {**cost["before"], "nodes": nodes_before},
+            "after": {**cost["after"], "nodes": nodes_after},
+        },
+        "explain": {**brief["explain"], "after": tree_after},
+    }

@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from costmodel import optimize_wire
+from costmodel.optimizer import optimize_wire_brief
+from costmodel.result import FullParts
 from costmodel.summary import summarize
 from service.analyzed_tables import (
     add_analyzed_tables,
@@ -24,7 +25,7 @@ from service.analyzed_tables import (
     tables_in_plan,
     used_statistics,
 )
-from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json, to_json_details
+from service.answer import DEFAULT_DETAIL, Detail, canonical_json, for_caller, to_json, to_json_details
 from service.answer_parts import add_baseline, attach_spark, warn_cross_products
 from service.errors import InputError
 from service.recent_bodies import RecentBodies
@@ -54,17 +55,61 @@ class OptimizeInput:
 
 #: a request without ``options.cache``, whether it wants the cache, and its cache key
 Prepared = tuple["OptimizeInput", bool, bytes]
+#: the engine as the service runs it: (plan, catalog, options) -> (brief answer, the parts that complete it)
+Engine = Callable[..., tuple[dict[str, Any], FullParts]]
 
 
-@dataclass(frozen=True, slots=True)
 class Answered:
     """One request's answer: the full answer (what the history records), the JSON sent to the caller (at its
-    detail), the full JSON, and what the cache did (``hit``, ``miss``, ``bypass`` or ``off``)."""
+    detail), the full JSON, and what the cache did (``hit``, ``miss``, ``bypass`` or ``off``).
 
-    answer: dict[str, Any]
-    payload: bytes
-    record: bytes
-    cache: str
+    An answer computed brief (a summary for a caller, and no cache or history to keep the full one) makes its
+    full answer and full JSON when first read (``finish``); ``brief`` is there at once: the decisions, the
+    summary, the totals.
+    """
+
+    __slots__ = ("_finish", "_full", "_record", "brief", "cache", "payload")
+
+    def __init__(
+        self,
+        answer: dict[str, Any],
+        payload: bytes,
+        record: bytes | None,
+        cache: str,
+        finish: Callable[[], tuple[dict[str, Any], bytes]] | None = None,
+    ) -> None:
+        """``finish``: makes (the full answer, its JSON) when ``answer`` is brief; None when it is full."""
+        self.brief = answer
+        self.payload = payload
+        self.cache = cache
+        self._full = answer if finish is None else None
+        self._record = record
+        self._finish = finish
+
+    @property
+    def answer(self) -> dict[str, Any]:
+        """The full answer (made now if it was not)."""
+        self._complete()
+        assert self._full is not None
+        return self._full
+
+    @property
+    def record(self) -> bytes:
+        """The full answer's JSON (made now if it was not)."""
+        self._complete()
+        assert self._record is not None
+        return self._record
+
+    @property
+    def full_made(self) -> bool:
+        """Whether the full answer is made (it is once read, or when computed full)."""
+        return self._finish is None
+
+    def _complete(self) -> None:
+        finish = self._finish
+        if finish is not None:
+            self._full, self._record = finish()
+            self._finish = None
 
 
 def cache_option(options: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bool]:
@@ -149,8 +194,8 @@ class OptimizeService:
         """
         options, _ = cache_option(request.options)
         request = replace(request, options=options)
-        rest, _ = self._compute(request, *self._tables_read(request))
-        return {**_head(request, request_id, client_request_id), **rest}
+        brief, _, parts = self._compute(request, *self._tables_read(request))
+        return {**_head(request, request_id, client_request_id), **parts.completed(brief)}
 
     def answer(
         self,
@@ -159,11 +204,14 @@ class OptimizeService:
         client_request_id: str | None = None,
         use_cache: bool = True,
         looked_up: bool = False,
+        full: bool = False,
     ) -> Answered:
         """The answer and its JSON, from the cache when the same request met the same state before.
 
         ``use_cache``: False skips the cache (so does ``options.cache: false``); ``looked_up``: ``cached`` has
-        just missed, so compute (and keep) without looking again. Raises as ``optimize`` does, and
+        just missed, so compute (and keep) without looking again; ``full``: make the full answer now (the
+        history records it). Otherwise an answer sent as a summary and not cached is computed brief, its full
+        parts made only if read (``Answered``). Raises as ``optimize`` does, and
         ``service.answer.NonFiniteNumber`` when a number overflowed.
         """
         if self.cache is None or not use_cache:  # no cache to look in: no key to compute
@@ -181,13 +229,17 @@ class OptimizeService:
             tables, parsed = self._tables_read(request)
             dependencies = self._dependencies(request, tables)
             before = cache.generations.snapshot(dependencies) if cache is not None else None
-            rest, fingerprints = self._compute(request, tables, parsed)
-            full, summary = (payload[1:] for payload in to_json_details(rest))
-            entry = Entry(rest, full, summary, dependencies, fingerprints=fingerprints or ())
-            if cache is not None and fingerprints is not None:
-                cache.put(key, entry, before)
-            elif self.cache is not None:
+            brief, fingerprints, parts = self._compute(request, tables, parsed)
+            kept = cache is not None and fingerprints is not None
+            if self.cache is not None and not kept:
                 self.cache.counters.bypassed += status == "bypass"
+            if not (kept or full or request.detail == "full"):
+                return _brief_answered(request, brief, parts, status, request_id, client_request_id)
+            rest = parts.completed(brief)
+            full_json, summary = (payload[1:] for payload in to_json_details(rest))
+            entry = Entry(rest, full_json, summary, dependencies, fingerprints=fingerprints or ())
+            if cache is not None and kept:
+                cache.put(key, entry, before)
         return _answered(request, entry, status, request_id, client_request_id)
 
     def cached(
@@ -242,10 +294,11 @@ class OptimizeService:
 
     def _compute(
         self, request: OptimizeInput, tables: list[str], parsed: Any = None
-    ) -> tuple[dict[str, Any], tuple[tuple[dict[str, Any], str | None], ...] | None]:
-        """The answer without its head, and the analyzed sources it checked with their digests (None: the
-        answer reports a changed source, so it is not worth caching). ``parsed``: the request's SQL as
-        ``_tables_read`` parsed it, for the first translation."""
+    ) -> tuple[dict[str, Any], tuple[tuple[dict[str, Any], str | None], ...] | None, FullParts]:
+        """The answer without its head, brief; the analyzed sources it checked with their digests (None: the
+        answer reports a changed source, so it is not worth caching); the parts that complete it
+        (``FullParts.completed``). ``parsed``: the request's SQL as ``_tables_read`` parsed it, for the first
+        translation."""
         from service.feedback.annotate import annotate, feedback_option
 
         options, use_feedback = feedback_option(request.options)
@@ -262,9 +315,9 @@ class OptimizeService:
             learned = self.feedback.source_for(request.catalog, request.context, chain)
         front = (learned,) if learned is not None else ()
         engine = partial(optimize_with_samples, samples=samples, front=front, baseline=True)
-        original, response = self._run(resolved, engine, parsed)
+        original, response, parts = self._run(resolved, engine, parsed)
         if learned is not None and learned.details:  # feedback answered: say what it changed
-            _, unlearned = self._run(resolved, partial(optimize_with_samples, samples=samples))
+            _, unlearned, _ = self._run(resolved, partial(optimize_with_samples, samples=samples))
             annotate(response, unlearned, learned.details)
         elif not use_feedback:
             response["feedback"] = {"enabled": False}
@@ -283,21 +336,22 @@ class OptimizeService:
             else tuple((s["source"], s["fingerprint"]["digest"]) for s in checked)
         )
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
-        return {"summary": summarize(response), **response}, fingerprints
+        return {"summary": summarize(response), **response}, fingerprints, parts
 
     def _run(
-        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]], parsed: Any = None
-    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        """The plan as the request states it (before any rewrite) and the engine's answer for it."""
+        self, request: OptimizeInput, engine: Engine, parsed: Any = None
+    ) -> tuple[dict[str, Any] | None, dict[str, Any], FullParts]:
+        """The plan as the request states it (before any rewrite), the engine's brief answer for it and the parts
+        that complete it."""
         if request.sql is not None:
             return self._optimize_sql(request, engine, parsed)
         if request.substrait is not None:
             return self._optimize_substrait(request, engine)
-        return request.plan, engine(request.plan, request.catalog, request.options)
+        return request.plan, *engine(request.plan, request.catalog, request.options)
 
     def _optimize_sql(
-        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire, parsed: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self, request: OptimizeInput, engine: Engine = optimize_wire_brief, parsed: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any], FullParts]:
         try:  # imported here: SQL support is optional and may not be installed
             from service.sql import plan_to_sql, sql_to_plan
             from service.sql.errors import SqlError
@@ -311,29 +365,29 @@ class OptimizeService:
         assert request.sql is not None  # the caller checked
         try:
             plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect, parsed=parsed)
-            response = engine(plan, request.catalog, request.options)
+            response, parts = engine(plan, request.catalog, request.options)
             response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
         except SqlError as exc:
             # line and column say where in the SQL; an unknown column's own name moves to "name"
             detail = {("name" if key == "column" else key): value for key, value in exc.detail.items()}
             detail.update(line=exc.line, column=exc.column)
             raise InputError(exc.code, exc.message, "$.sql", detail) from exc
-        return plan, response
+        return plan, response, parts
 
     def _optimize_substrait(
-        self, request: OptimizeInput, engine: Callable[..., dict[str, Any]] = optimize_wire
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self, request: OptimizeInput, engine: Engine = optimize_wire_brief
+    ) -> tuple[dict[str, Any], dict[str, Any], FullParts]:
         """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
         from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
 
         assert request.substrait is not None  # the caller checked
         try:
             plan = substrait_to_plan(request.substrait, request.catalog, root="$.substrait")
-            response = engine(plan, request.catalog, request.options)
+            response, parts = engine(plan, request.catalog, request.options)
             response["substrait"] = plan_to_substrait(response["plan"], request.substrait)
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
-        return plan, response
+        return plan, response, parts
 
 
 def _answered(
@@ -347,6 +401,27 @@ def _answered(
     record = prefix + entry.full
     payload = record if request.detail == "full" else prefix + entry.summary
     return Answered({**head, **entry.answer}, payload, record, status)
+
+
+def _brief_answered(
+    request: OptimizeInput,
+    brief: dict[str, Any],
+    parts: FullParts,
+    status: str,
+    request_id: str | None,
+    client_request_id: str | None,
+) -> Answered:
+    """A summary answer computed brief: its JSON now, the full answer and its JSON when read (``Answered``)."""
+    head = _head(request, request_id, client_request_id)
+    head["cache"] = {"hit": False}
+    prefix = to_json(head)[:-1] + b","
+    payload = prefix + to_json(for_caller(brief, "summary"))[1:]
+
+    def finish() -> tuple[dict[str, Any], bytes]:
+        rest = parts.completed(brief)
+        return {**head, **rest}, prefix + to_json(rest)[1:]
+
+    return Answered({**head, **brief}, payload, None, status, finish)
 
 
 def _head(request: OptimizeInput, request_id: str | None, client_request_id: str | None) -> dict[str, Any]:

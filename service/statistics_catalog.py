@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from costmodel.result import FullParts
 from costmodel.sample import Sample
 from service.errors import InputError
 
@@ -101,12 +102,13 @@ def optimize_with_samples(
     samples: dict[str, Sample] | None = None,
     front: tuple[Any, ...] = (),
     baseline: bool = False,
-) -> dict[str, Any]:
-    """``costmodel.optimize_wire`` with the sample source in front of the estimator chain, and ``front`` (e.g. the
-    feedback source) before that; ``baseline`` as ``optimize_wire``'s."""
-    from costmodel import optimize_wire
+) -> tuple[dict[str, Any], FullParts]:
+    """``costmodel.optimizer.optimize_wire_brief`` with the sample source in front of the estimator chain, and
+    ``front`` (e.g. the feedback source) before that; ``baseline`` as ``optimize_wire``'s. The brief answer and
+    the parts only a full answer carries (``costmodel.result.FullParts``)."""
     from costmodel.estimate import DEFAULT_SOURCES
+    from costmodel.optimizer import optimize_wire_brief
 
     sources = sample_sources(samples or {})
     chain = None if sources is None and not front else (*front, *(sources or DEFAULT_SOURCES))
-    return optimize_wire(plan, catalog, options, sources=chain, baseline=baseline)
+    return optimize_wire_brief(plan, catalog, options, sources=chain, baseline=baseline)
