@@ -56,7 +56,8 @@ class InProcessService:
                 raise validation_error(exc) from None
             from service.answer import for_caller
 
-            return for_caller(self.optimizer.answer(request).answer, request.detail)  # shaped as over HTTP
+            answered = self.optimizer.answer(request)  # a summary is sent from the brief answer, as over HTTP
+            return for_caller(answered.answer if request.detail == "full" else answered.brief, request.detail)
 
         return self._call(run)
 
