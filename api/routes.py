@@ -18,9 +18,10 @@ from api.metrics import observe_decisions
 from api.models import ErrorResponse, Health, OptimizeResponse
 from service import __version__
 from service.answer import NonFiniteNumber
+from service.answered import Answered
 from service.history import HISTORY_HEADER, Outcome
 from service.jsonguard import number_overflow
-from service.optimize import Answered, OptimizeInput, OptimizeService
+from service.optimize import OptimizeInput, OptimizeService
 from service.worker_pool import HeavyTask
 
 #: The response header that says whether the answer came from the request cache: hit, miss, bypass or off.

@@ -10,6 +10,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
+from costmodel.kinds.registry import kind_of
+from costmodel.plan import Node, children
+
 #: An EXPLAIN line: indentation (depth), the operator's label, then ``  [id rows=...]``.
 _EXPLAIN_LINE = re.compile(r"^(?P<indent> *)(?P<label>.*?)\s+\[(?P<id>[^\s\]]+)(?: |\])")
 #: The ``[id`` part alone: a literal first character, which the regex engine finds without trying every position
@@ -107,6 +110,33 @@ def operators(explain_before: str, wanted: AbstractSet[str] | None = None) -> di
         head = tuple(k for _, k in stack[:PATH_HEAD])
         tail = [k for _, k in stack[-PATH_TAIL:]]
         out[op_id] = Operator(op_id, kind, path_text(head, tail, len(stack)))
+    return out
+
+
+def tree_operators(plan: Node, wanted: AbstractSet[str] | None = None) -> dict[str, Operator]:
+    """``operators`` of ``plan``'s EXPLAIN tree, read from the plan itself: each operator named by its kind's
+    ``title``, the tree walked in EXPLAIN's order (a later line with the same id wins, as there), so nothing is
+    rendered. Subqueries are not in it, as they are not in the tree.
+
+    >>> from costmodel.plan import Field, Filter, Scan
+    >>> from costmodel.expr import Column, Literal
+    >>> t = Scan("n2", "t", None, (), (Field("a", "int", 1),))
+    >>> ops = tree_operators(Filter("n1", Column("a", 1), t))
+    >>> ops["n2"].kind, ops["n2"].path
+    ('TableScan t', 'Filter > TableScan t')
+    """
+    out: dict[str, Operator] = {}
+    path: list[str] = []  # the kinds from the root down to the node being read
+    stack: list[tuple[Node, int]] = [(plan, 0)]
+    while stack:
+        node, depth = stack.pop()
+        kind = kind_of(node).title(node)
+        del path[depth:]
+        path.append(kind)
+        if wanted is None or node.id in wanted:
+            out[node.id] = Operator(node.id, kind, path_text(tuple(path[:PATH_HEAD]), path[-PATH_TAIL:], len(path)))
+        for child in reversed(children(node)):
+            stack.append((child, depth + 1))
     return out
 
 

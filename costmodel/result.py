@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
 from costmodel.expr import Expr
+from costmodel.operator_paths import Operator, tree_operators
 from costmodel.plan import Node, plan_memo
 from costmodel.rounding import rounded
 from costmodel.wire import plan_to_wire
@@ -44,9 +46,7 @@ class OptimizeResult:
         return self.full_parts().completed(self.to_wire_brief())
 
     def to_wire_brief(self) -> dict[str, Any]:
-        """The answer without what only a full answer carries (``FullParts``): everything a summary needs, and the
-        EXPLAIN tree before, from which the summary names operators."""
-        before = {c.id: c for c in self.before}
+        """The answer without what only a full answer carries (``FullParts``): everything a summary needs."""
         return {
             "plan": plan_to_wire(self.plan),
             "decisions": self.decisions,
@@ -57,7 +57,6 @@ class OptimizeResult:
                 "savings": savings(self.total_before, self.total_after),
                 **self._baseline(),
             },
-            "explain": {"before": explain(self.original, before, estimate=self.estimate)},
             "rewrites": self.rewrites,
             "scans": self.scans,
             "warnings": self.warnings,
@@ -77,27 +76,37 @@ class OptimizeResult:
 
 
 class FullParts:
-    """The parts only a full answer carries, which nothing in a summary reads: the EXPLAIN tree after and the
-    per-node cost tables. A caller that wants no full answer never pays for them; one that does renders them
-    once (``render``), with the optimization's memos, and gets the full answer from ``completed``.
-
-    The full answer is the brief one with these added at the end of the objects they belong to, so its keys
-    come in the same order whichever way it was made.
+    """The parts only a full answer carries, which nothing in a summary reads: the EXPLAIN trees and the per-node
+    cost tables. A caller that wants no full answer never pays for them; one that does renders them once
+    (``render``), with the optimization's memos, and gets the full answer from ``completed``. The summary names
+    operators as the tree before would (``operators``), from the plan itself.
     """
 
     def __init__(self, result: OptimizeResult, memos: tuple[Any, ...] | None = None) -> None:
         self._result = result
         self._memos = memos
-        self._rendered: tuple[str, list[dict[str, Any]], list[dict[str, Any]]] | None = None
+        self._rendered: Rendered | None = None
 
-    def render(self) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
-        """(the EXPLAIN tree after, the cost table before, the cost table after), made on the first call."""
+    def operators(self, wanted: AbstractSet[str] | None = None) -> dict[str, Operator]:
+        """The operators of the plan as written by id (``costmodel.operator_paths.tree_operators``), without
+        rendering its tree."""
+        return tree_operators(self._result.original, wanted)
+
+    def render(self) -> Rendered:
+        """(the EXPLAIN trees before and after, the cost tables before and after), made on the first call."""
         if self._rendered is None:
             result = self._result
             with plan_memo(self._memos):
+                before = {c.id: c for c in result.before}
                 after = {c.id: c for c in result.after}
-                tree = explain(result.plan, after, estimate=result.estimate)
-                self._rendered = (tree, [c.to_wire() for c in result.before], [c.to_wire() for c in result.after])
+                self._rendered = (
+                    {
+                        "before": explain(result.original, before, estimate=result.estimate),
+                        "after": explain(result.plan, after, estimate=result.estimate),
+                    },
+                    [c.to_wire() for c in result.before],
+                    [c.to_wire() for c in result.after],
+                )
             self._memos = None  # what they held is in the rendering now
         return self._rendered
 
@@ -106,23 +115,32 @@ class FullParts:
         return with_full_parts(brief, *self.render())
 
 
-def with_full_parts(
-    brief: dict[str, Any], tree_after: str, nodes_before: list[dict[str, Any]], nodes_after: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """``brief`` with the full answer's parts: new objects where they go, ``brief`` itself unchanged.
+#: ``FullParts.render``: the EXPLAIN trees, the cost table before, the cost table after
+Rendered = tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]]]
 
-    >>> brief = {"cost": {"before": {"total": 2.0}, "after": {"total": 1.0}}, "explain": {"before": "P"}}
-    >>> full = with_full_parts(brief, "Q", [{"id": "n1"}], [])
-    >>> full["cost"]["before"], full["explain"], "nodes" in brief["cost"]["before"]
-    ({'total': 2.0, 'nodes': [{'id': 'n1'}]}, {'before': 'P', 'after': 'Q'}, False)
+
+def with_full_parts(
+    brief: dict[str, Any], trees: dict[str, str], nodes_before: list[dict[str, Any]], nodes_after: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``brief`` with the full answer's parts: the per-node tables at the end of ``cost.before`` and
+    ``cost.after``, ``explain`` right after ``cost`` (where the engine's full answer has it, so the keys come in
+    the same order whichever way the answer was made); new objects where they go, ``brief`` itself unchanged.
+
+    >>> brief = {"plan": {}, "cost": {"before": {"total": 2.0}, "after": {"total": 1.0}}, "warnings": []}
+    >>> full = with_full_parts(brief, {"before": "P", "after": "Q"}, [{"id": "n1"}], [])
+    >>> list(full), full["cost"]["before"], "nodes" in brief["cost"]["before"]
+    (['plan', 'cost', 'explain', 'warnings'], {'total': 2.0, 'nodes': [{'id': 'n1'}]}, False)
     """
-    cost = brief["cost"]
-    return {
-        **brief,
-        "cost": {
-            **cost,
-            "before": {**cost["before"], "nodes": nodes_before},
-            "after": {**cost["after"], "nodes": nodes_after},
-        },
-        "explain": {**brief["explain"], "after": tree_after},
-    }
+    out: dict[str, Any] = {}
+    for key, value in brief.items():
+        if key == "cost":
+            value = {
+                **value,
+                "before": {**value["before"], "nodes": nodes_before},
+                "after": {**value["after"], "nodes": nodes_after},
+            }
+            out[key] = value
+            out["explain"] = dict(trees)
+        else:
+            out[key] = value
+    return out

@@ -5,7 +5,8 @@ per predicate, the way other engines show ``PushedFilters``: the final position,
 scans it reached, whether it was inferred, the one reason it stopped, and every
 comparison that decided a step, with its labelled terms. This module builds that view
 from the answer alone (``decisions`` and ``explain.before``), so the HTTP answer and
-``pushdown explain`` say the same.
+``pushdown explain`` say the same; the service, which does not render the trees for a
+summary, names the operators from the plan itself, the same names (``FullParts.operators``).
 
 Which comparison decided a step (see costmodel/placement.py):
 
@@ -27,6 +28,8 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from costmodel.operator_paths import Operator, operators, plan_operators
@@ -175,12 +178,17 @@ def _stopped(last: dict[str, Any], decided: dict[str, Any] | None) -> str:
     )
 
 
-def summarize(answer: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per predicate: final position, scans reached, inference, the stop reason and each deciding comparison."""
+def summarize(
+    answer: dict[str, Any], named: Callable[[AbstractSet[str]], dict[str, Operator]] | None = None
+) -> list[dict[str, Any]]:
+    """Per predicate: final position, scans reached, inference, the stop reason and each deciding comparison.
+
+    ``named``: the operators of the plan as written, by id, for the ids asked (``FullParts.operators``, from the
+    plan itself); without it they are read from the answer's EXPLAIN tree before, which names them the same."""
     decisions = list(answer.get("decisions") or [])
     wanted = {str(row.get("operator")) for row in decisions}
     # the tree before names every operator of the query; operators only inside subqueries come from the plan
-    ops = operators((answer.get("explain") or {}).get("before", ""), wanted)
+    ops = named(wanted) if named is not None else operators((answer.get("explain") or {}).get("before", ""), wanted)
     if len(ops) < len(wanted):
         ops = {**plan_operators(answer.get("plan"), wanted - ops.keys()), **ops}
     out: list[dict[str, Any]] = []

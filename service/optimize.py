@@ -7,8 +7,6 @@ input arrives already validated by the edge (see ``api.models``).
 from __future__ import annotations
 
 import logging
-import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -25,8 +23,9 @@ from service.analyzed_tables import (
     tables_in_plan,
     used_statistics,
 )
-from service.answer import DEFAULT_DETAIL, Detail, canonical_json, for_caller, to_json, to_json_details
+from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json_details
 from service.answer_parts import add_baseline, attach_spark, warn_cross_products
+from service.answered import Answered, answer_head, answered, brief_answered
 from service.errors import InputError
 from service.recent_bodies import RecentBodies
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
@@ -57,59 +56,6 @@ class OptimizeInput:
 Prepared = tuple["OptimizeInput", bool, bytes]
 #: the engine as the service runs it: (plan, catalog, options) -> (brief answer, the parts that complete it)
 Engine = Callable[..., tuple[dict[str, Any], FullParts]]
-
-
-class Answered:
-    """One request's answer: the full answer (what the history records), the JSON sent to the caller (at its
-    detail), the full JSON, and what the cache did (``hit``, ``miss``, ``bypass`` or ``off``).
-
-    An answer computed brief (a summary for a caller, and no cache or history to keep the full one) makes its
-    full answer and full JSON when first read (``finish``); ``brief`` is there at once: the decisions, the
-    summary, the totals.
-    """
-
-    __slots__ = ("_finish", "_full", "_record", "brief", "cache", "payload")
-
-    def __init__(
-        self,
-        answer: dict[str, Any],
-        payload: bytes,
-        record: bytes | None,
-        cache: str,
-        finish: Callable[[], tuple[dict[str, Any], bytes]] | None = None,
-    ) -> None:
-        """``finish``: makes (the full answer, its JSON) when ``answer`` is brief; None when it is full."""
-        self.brief = answer
-        self.payload = payload
-        self.cache = cache
-        self._full = answer if finish is None else None
-        self._record = record
-        self._finish = finish
-
-    @property
-    def answer(self) -> dict[str, Any]:
-        """The full answer (made now if it was not)."""
-        self._complete()
-        assert self._full is not None
-        return self._full
-
-    @property
-    def record(self) -> bytes:
-        """The full answer's JSON (made now if it was not)."""
-        self._complete()
-        assert self._record is not None
-        return self._record
-
-    @property
-    def full_made(self) -> bool:
-        """Whether the full answer is made (it is once read, or when computed full)."""
-        return self._finish is None
-
-    def _complete(self) -> None:
-        finish = self._finish
-        if finish is not None:
-            self._full, self._record = finish()
-            self._finish = None
 
 
 def cache_option(options: dict[str, Any] | None) -> tuple[dict[str, Any] | None, bool]:
@@ -195,7 +141,7 @@ class OptimizeService:
         options, _ = cache_option(request.options)
         request = replace(request, options=options)
         brief, _, parts = self._compute(request, *self._tables_read(request))
-        return {**_head(request, request_id, client_request_id), **parts.completed(brief)}
+        return {**answer_head(request, request_id, client_request_id), **parts.completed(brief)}
 
     def answer(
         self,
@@ -234,13 +180,13 @@ class OptimizeService:
             if self.cache is not None and not kept:
                 self.cache.counters.bypassed += status == "bypass"
             if not (kept or full or request.detail == "full"):
-                return _brief_answered(request, brief, parts, status, request_id, client_request_id)
+                return brief_answered(request, brief, parts, status, request_id, client_request_id)
             rest = parts.completed(brief)
             full_json, summary = (payload[1:] for payload in to_json_details(rest))
             entry = Entry(rest, full_json, summary, dependencies, fingerprints=fingerprints or ())
             if cache is not None and kept:
                 cache.put(key, entry, before)
-        return _answered(request, entry, status, request_id, client_request_id)
+        return answered(request, entry, status, request_id, client_request_id)
 
     def cached(
         self, request: OptimizeInput, request_id: str | None = None, client_request_id: str | None = None
@@ -254,7 +200,7 @@ class OptimizeService:
         if not wanted:
             return None
         entry = self.cache.get(key)
-        return None if entry is None else _answered(request, entry, "hit", request_id, client_request_id)
+        return None if entry is None else answered(request, entry, "hit", request_id, client_request_id)
 
     def _key(self, request: OptimizeInput) -> bytes:
         """The normalized request: what can change the full answer, as canonical JSON."""
@@ -336,7 +282,7 @@ class OptimizeService:
             else tuple((s["source"], s["fingerprint"]["digest"]) for s in checked)
         )
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
-        return {"summary": summarize(response), **response}, fingerprints, parts
+        return {"summary": summarize(response, parts.operators), **response}, fingerprints, parts
 
     def _run(
         self, request: OptimizeInput, engine: Engine, parsed: Any = None
@@ -388,49 +334,6 @@ class OptimizeService:
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
         return plan, response, parts
-
-
-def _answered(
-    request: OptimizeInput, entry: Entry, status: str, request_id: str | None, client_request_id: str | None
-) -> Answered:
-    """The head (ids, context, cache) written before the entry's JSON: the body is not serialized again."""
-    head = _head(request, request_id, client_request_id)
-    hit = status == "hit"
-    head["cache"] = {"hit": True, "age_s": round(time.time() - entry.created, 3)} if hit else {"hit": False}
-    prefix = to_json(head)[:-1] + b","
-    record = prefix + entry.full
-    payload = record if request.detail == "full" else prefix + entry.summary
-    return Answered({**head, **entry.answer}, payload, record, status)
-
-
-def _brief_answered(
-    request: OptimizeInput,
-    brief: dict[str, Any],
-    parts: FullParts,
-    status: str,
-    request_id: str | None,
-    client_request_id: str | None,
-) -> Answered:
-    """A summary answer computed brief: its JSON now, the full answer and its JSON when read (``Answered``)."""
-    head = _head(request, request_id, client_request_id)
-    head["cache"] = {"hit": False}
-    prefix = to_json(head)[:-1] + b","
-    payload = prefix + to_json(for_caller(brief, "summary"))[1:]
-
-    def finish() -> tuple[dict[str, Any], bytes]:
-        rest = parts.completed(brief)
-        return {**head, **rest}, prefix + to_json(rest)[1:]
-
-    return Answered({**head, **brief}, payload, None, status, finish)
-
-
-def _head(request: OptimizeInput, request_id: str | None, client_request_id: str | None) -> dict[str, Any]:
-    """What an answer says about its own request: ids and the context echo."""
-    head: dict[str, Any] = {"request_id": request_id or str(uuid.uuid4())}
-    if client_request_id is not None:
-        head["client_request_id"] = client_request_id
-    head["context"] = request.context
-    return head
 
 
 def _wants_spark(request: OptimizeInput) -> bool:

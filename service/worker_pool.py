@@ -31,7 +31,8 @@ from costmodel.errors import ServiceError
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
-    from service.optimize import Answered, OptimizeService
+    from service.answered import Answered
+    from service.optimize import OptimizeService
     from service.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class HeavyAnswer:
 
     def answered(self) -> Answered:
         """As the route's own work answers: the record's view of the answer, the JSON sent and kept."""
-        from service.optimize import Answered
+        from service.answered import Answered
 
         return Answered(self.answer, self.payload, self.record or self.payload, self.cache)
 

@@ -139,6 +139,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=_describe,
+        title=lambda node: "Aggregate",
         push_through=push_through_aggregate,
         estimate=_estimate,
         key_equalities=_key_equalities,

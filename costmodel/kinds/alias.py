@@ -75,6 +75,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: f"SubqueryAlias: {node.name}",
+        title=lambda node: "SubqueryAlias",
         push_through=push_through_alias,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -60,6 +60,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: "Distinct",
+        title=lambda node: "Distinct",
         push_through=push_through_distinct,
         estimate=_estimate,
         key_equalities=pass_equalities,

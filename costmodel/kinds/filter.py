@@ -65,6 +65,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: f"Filter: {to_sql(node.predicate, namer)}",
+        title=lambda node: "Filter",
         push_through=push_through_filter,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -71,10 +71,13 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     }
 
 
+def _title(node: Any) -> str:
+    return "Generate outer" if node.outer else "Generate"
+
+
 def _describe(node: Any, namer: Namer) -> str:
-    outer = " outer" if node.outer else ""
     columns = ", ".join(f.name for f in node.columns)
-    return f"Generate{outer}: {to_sql(node.generator, namer)} AS {node.alias}({columns})"
+    return f"{_title(node)}: {to_sql(node.generator, namer)} AS {node.alias}({columns})"
 
 
 def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
@@ -100,6 +103,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=_describe,
+        title=_title,
         push_through=push_through_generate,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -59,10 +59,13 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return out
 
 
+def _title(node: Any) -> str:
+    return f"{node.type.capitalize()} Join" + (" (null-aware)" if node.null_aware else "")
+
+
 def _describe(node: Any, namer: Namer) -> str:
     on = f" {to_sql(node.on, namer)}" if node.on is not None else ""
-    aware = " (null-aware)" if node.null_aware else ""
-    return f"{node.type.capitalize()} Join{aware}:{on}"
+    return f"{_title(node)}:{on}"
 
 
 def _children(node: Join) -> tuple[Node, ...]:
@@ -117,6 +120,7 @@ KIND: Final = register(
         wire_children=_wire_children,
         write=_write,
         describe=_describe,
+        title=_title,
         push_through=push_through_join,
         estimate=estimate_join,
         key_equalities=_key_equalities,

@@ -66,6 +66,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=_describe,
+        title=lambda node: "Limit",
         push_through=push_through_limit,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -77,6 +77,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=lambda node, namer: f"Projection: {named_text(node.exprs, namer)}",
+        title=lambda node: "Projection",
         push_through=push_through_project,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -73,6 +73,9 @@ class OperatorKind(Generic[N]):
     wire_children: Callable[[dict[str, Any], str], list[tuple[Any, str]]]
     write: Callable[[N, Namer, Callable[[Node], dict[str, Any]]], dict[str, Any]]
     describe: Callable[[N, Namer], str]
+    #: the operator's name, as its EXPLAIN line starts and the per-predicate summary names it (``Filter``,
+    #: ``Inner Join``, ``TableScan orders``): read from the node alone, without rendering its expressions
+    title: Callable[[N], str]
     # ---- legality, estimate, inference, scan access
     #: where a predicate on its output may go instead (``costmodel.rules``)
     push_through: Callable[[Expr, N], Outcome]

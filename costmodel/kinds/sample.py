@@ -100,6 +100,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=_describe,
+        title=lambda node: "Sample",
         push_through=push_through_sample,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -179,6 +179,7 @@ KIND: Final = register(
         wire_children=no_wire_children,
         write=_write,
         describe=_describe,
+        title=lambda node: f"TableScan {node.table}",
         push_through=push_into_scan,
         estimate=_estimate,
         key_equalities=_no_equalities,

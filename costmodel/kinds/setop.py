@@ -66,6 +66,10 @@ def _with_children(node: SetOp, kids: Sequence[Node]) -> Node:
     return node if all(a is b for a, b in zip(kids, node.inputs, strict=True)) else replaced(node, inputs=tuple(kids))
 
 
+def _title(node: Any) -> str:
+    return f"{node.op.capitalize()}{' All' if node.all else ''}"
+
+
 KIND: Final = register(
     OperatorKind(
         name="union",
@@ -82,7 +86,8 @@ KIND: Final = register(
         read=_read,
         wire_children=_wire_children,
         write=_write,
-        describe=lambda node, namer: f"{node.op.capitalize()}{' All' if node.all else ''}",
+        describe=lambda node, namer: _title(node),
+        title=_title,
         push_through=push_through_setop,
         estimate=_estimate,
         key_equalities=no_equalities,

@@ -77,6 +77,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=_describe,
+        title=lambda node: "Sort",
         push_through=push_through_sort,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -136,6 +136,7 @@ KIND: Final = register(
         wire_children=wire_input,
         write=_write,
         describe=_describe,
+        title=lambda node: "Window",
         push_through=push_through_window,
         estimate=_estimate,
         key_equalities=pass_equalities,

@@ -14,7 +14,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from api.app import create_app as create_real_app
-from service.optimize import Answered, OptimizeInput, OptimizeService
+from service.answered import Answered
+from service.optimize import OptimizeInput, OptimizeService
 
 
 class SlowOptimizer:
