@@ -108,6 +108,16 @@ def to_json_details(answer: dict[str, Any]) -> tuple[bytes, bytes]:
     return b"{" + b",".join(full) + b"}", b"{" + b",".join(summary) + b"}"
 
 
+def to_json_by_member(answer: dict[str, Any]) -> bytes:
+    """``to_json(answer)``, written as ``to_json_details`` writes it: a top-level value is walked for non-finite
+    numbers only when its own JSON holds a ``null`` (a summary's ``null`` does not walk the plan).
+
+    >>> to_json_by_member({"summary": [{"inferred": None}], "plan": {"op": "scan"}})
+    b'{"summary":[{"inferred":null}],"plan":{"op":"scan"}}'
+    """
+    return b"{" + b",".join(_member(key, value) for key, value in answer.items()) + b"}"
+
+
 def _member(key: str, value: Any) -> bytes:
     """``"key":value`` as ``to_json`` writes it inside an object."""
     return orjson.dumps(key) + b":" + to_json(value)

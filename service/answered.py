@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from costmodel.result import FullParts
-from service.answer import for_caller, to_json
+from service.answer import for_caller, to_json, to_json_by_member
 from service.request_cache import Entry
 
 if TYPE_CHECKING:
@@ -94,11 +94,11 @@ def brief_answered(
     head = answer_head(request, request_id, client_request_id)
     head["cache"] = {"hit": False}
     prefix = to_json(head)[:-1] + b","
-    payload = prefix + to_json(for_caller(brief, "summary"))[1:]
+    payload = prefix + to_json_by_member(for_caller(brief, "summary"))[1:]
 
     def finish() -> tuple[dict[str, Any], bytes]:
         rest = parts.completed(brief)
-        return {**head, **rest}, prefix + to_json(rest)[1:]
+        return {**head, **rest}, prefix + to_json_by_member(rest)[1:]
 
     return Answered({**head, **brief}, payload, None, status, finish)
 
