@@ -4,10 +4,10 @@
 
 A profiler cannot see inside the compiled engine (its functions are C), so this runs ``optimize_wire``'s steps
 one by one, as ``costmodel.optimizer`` does (reading the catalog and the plan, the subqueries, the cost table
-before, each pass of ``PIPELINE``, the report, the baseline, the answer's wire form), and times each. Its answer
-is checked against ``optimize_wire``'s, so a change to the optimizer's steps that this does not follow fails
-(tests/bench/test_engine_stages_bench.py). Writes bench/results/engine_stages.json: per stage, its mean time per
-query and its share.
+before, each pass of ``PIPELINE``, the report, the baseline, the answer's wire form, the parts only a full
+answer carries), and times each. Its answer is checked against ``optimize_wire``'s, so a change to the
+optimizer's steps that this does not follow fails (tests/bench/test_engine_stages_bench.py). Writes
+bench/results/engine_stages.json: per stage, its mean time per query and its share.
 """
 
 from __future__ import annotations
@@ -85,8 +85,10 @@ def staged(plan: Any, catalog: Any, times: dict[str, float]) -> dict[str, Any]:
                 baseline = optimizer._rule_based_total(work, node, None) if differs else result.total_after
                 result.baseline_total = baseline
                 lap("baseline")
-            out = result.to_wire()
+            brief = result.to_wire_brief()
             lap("answer")
+            out = result.full_parts().completed(brief)
+            lap("full answer parts")
         unique_node_ids(out.get("plan"))
         lap("unique ids")
         return out

@@ -29,7 +29,7 @@ def test_the_breakdown_names_every_stage_and_adds_up(tmp_path):
     assert bench.main(["--iterations", "1", "--queries", "q05,q21", "--results", str(results)], lines.append) == 0
     stages = json.loads(results.read_text())["stages"]
     names = [s["stage"] for s in stages]
-    assert names[:2] == ["read catalog", "read plan"] and names[-2:] == ["answer", "unique ids"]
+    assert names[:2] == ["read catalog", "read plan"] and names[-3:] == ["answer", "full answer parts", "unique ids"]
     assert {name for name, _ in PIPELINE} <= set(names)
     assert abs(sum(s["share"] for s in stages) - 1) < 0.01
     assert lines[-1].split()[0] == "total"
