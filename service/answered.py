@@ -94,7 +94,7 @@ def brief_answered(
     head = answer_head(request, request_id, client_request_id)
     head["cache"] = {"hit": False}
     prefix = to_json(head)[:-1] + b","
-    payload = prefix + to_json_by_member(for_caller(brief, "summary"))[1:]
+    payload = prefix + to_json(for_caller(brief, "summary"))[1:]  # one write: cheaper than member by member here
 
     def finish() -> tuple[dict[str, Any], bytes]:
         rest = parts.completed(brief)
