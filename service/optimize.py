@@ -48,7 +48,8 @@ class OptimizeInput:
     catalog: dict[str, Any] | None = None
     options: dict[str, Any] | None = None
     context: dict[str, Any] | None = None
-    #: how much of the answer the caller wants sent (``service.answer``); the answer computed is the same
+    #: how much of the answer the caller wants sent (``service.answer``); the answer is the same, its parts only a
+    #: full answer carries made only when kept or read (``service.answered.Answered``)
     detail: Detail = DEFAULT_DETAIL
 
 
