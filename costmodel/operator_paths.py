@@ -119,7 +119,7 @@ def tree_operators(plan: Node, wanted: AbstractSet[str] | None = None) -> dict[s
     rendered. Subqueries are not in it, as they are not in the tree.
 
     >>> from costmodel.plan import Field, Filter, Scan
-    >>> from costmodel.expr import Column, Literal
+    >>> from costmodel.expr import Column
     >>> t = Scan("n2", "t", None, (), (Field("a", "int", 1),))
     >>> ops = tree_operators(Filter("n1", Column("a", 1), t))
     >>> ops["n2"].kind, ops["n2"].path

@@ -199,8 +199,8 @@ def optimize_wire_brief(
     baseline: bool = False,
 ) -> tuple[dict[str, Any], FullParts]:
     """``optimize_wire``'s answer without the parts only a full answer carries, and those parts, rendered when
-    asked for (``FullParts``): a caller that sends a summary does not make the EXPLAIN tree after or the
-    per-node cost tables."""
+    asked for (``FullParts``): a caller that sends a summary does not make the EXPLAIN trees or the per-node
+    cost tables."""
     cat = catalog_from_wire(catalog)
     opts = options_from_wire(options)
     with plan_memo():

@@ -124,7 +124,8 @@ def with_full_parts(
 ) -> dict[str, Any]:
     """``brief`` with the full answer's parts: the per-node tables at the end of ``cost.before`` and
     ``cost.after``, ``explain`` right after ``cost`` (where the engine's full answer has it, so the keys come in
-    the same order whichever way the answer was made); new objects where they go, ``brief`` itself unchanged.
+    the same order whichever way the answer was made); new objects where they go, ``brief`` itself unchanged
+    (the parts' own lists are ``render``'s, shared by every answer completed with them).
 
     >>> brief = {"plan": {}, "cost": {"before": {"total": 2.0}, "after": {"total": 1.0}}, "warnings": []}
     >>> full = with_full_parts(brief, {"before": "P", "after": "Q"}, [{"id": "n1"}], [])
