@@ -8,7 +8,7 @@ parsed and validated, the answer computed and written as JSON), request cache by
   * plan: the plan request (bench/tpch/plans) -> answer, default detail (a summary), the history off; its p50,
     p99 and p99/p50;
   * plan_full: the same with the full answer made too, as the route does when the history records it (the
-    EXPLAIN tree after and the per-node cost tables, which a summary leaves out: ``costmodel.result.FullParts``);
+    EXPLAIN trees and the per-node cost tables, which a summary leaves out: ``costmodel.result.FullParts``);
   * engine: ``costmodel.optimize_wire`` alone (the engine's share, for comparison);
   * sql: the SQL request (bench/tpch/queries) -> answer with the rewritten SQL (and the Spark SQL a runner needs);
   * sql_adapter: SQL -> plan -> engine -> SQL with the adapter's functions only (what sqlglot's optimizer does);
