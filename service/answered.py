@@ -73,10 +73,9 @@ def answered(
     request: OptimizeInput, entry: Entry, status: str, request_id: str | None, client_request_id: str | None
 ) -> Answered:
     """The head (ids, context, cache) written before the entry's JSON: the body is not serialized again."""
-    head = answer_head(request, request_id, client_request_id)
     hit = status == "hit"
-    head["cache"] = {"hit": True, "age_s": round(time.time() - entry.created, 3)} if hit else {"hit": False}
-    prefix = to_json(head)[:-1] + b","
+    cache = {"hit": True, "age_s": round(time.time() - entry.created, 3)} if hit else {"hit": False}
+    head, prefix = _head_and_prefix(request, request_id, client_request_id, cache)
     record = prefix + entry.full
     payload = record if request.detail == "full" else prefix + entry.summary
     return Answered({**head, **entry.answer}, payload, record, status)
@@ -91,9 +90,7 @@ def brief_answered(
     client_request_id: str | None,
 ) -> Answered:
     """A summary answer computed brief: its JSON now, the full answer and its JSON when read (``Answered``)."""
-    head = answer_head(request, request_id, client_request_id)
-    head["cache"] = {"hit": False}
-    prefix = to_json(head)[:-1] + b","
+    head, prefix = _head_and_prefix(request, request_id, client_request_id, {"hit": False})
     payload = prefix + to_json(for_caller(brief, "summary"))[1:]  # one write: cheaper than member by member here
 
     def finish() -> tuple[dict[str, Any], bytes]:
@@ -110,3 +107,12 @@ def answer_head(request: OptimizeInput, request_id: str | None, client_request_i
         head["client_request_id"] = client_request_id
     head["context"] = request.context
     return head
+
+
+def _head_and_prefix(
+    request: OptimizeInput, request_id: str | None, client_request_id: str | None, cache: dict[str, Any]
+) -> tuple[dict[str, Any], bytes]:
+    """The head with what the cache did, and its JSON as the start of the answer's (the rest's follows it)."""
+    head = answer_head(request, request_id, client_request_id)
+    head["cache"] = cache
+    return head, to_json(head)[:-1] + b","
