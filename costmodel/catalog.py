@@ -224,8 +224,9 @@ def table_from_wire(name: str, raw: Any, path: str) -> TableInfo:
 
 
 #: Catalogs read lately, by their canonical JSON: pipelines send the same catalog with every query, and
-#: reading one (every column's statistics checked) costs as much as a small plan's placement.
-_READ: Final[dict[bytes, Catalog]] = {}
+#: reading one (every column's statistics checked) costs as much as a small plan's placement. Each with whether
+#: its JSON may hold a ``null`` (``may_hold_null``): only then must a catalog with that JSON be checked for NaN.
+_READ: Final[dict[bytes, tuple[Catalog, bool]]] = {}
 #: At most this many catalogs are kept, each at most ``_MEMO_MAX_BYTES`` of JSON.
 _MEMO_ENTRIES: Final = 32
 _MEMO_MAX_BYTES: Final = 256 * 1024
@@ -248,17 +249,22 @@ def catalog_from_wire(raw: Any, path: str = "$.catalog") -> Catalog:
         key = orjson.dumps(raw, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # keys that are not strings, numpy numbers, or nested deeper than orjson goes
         return _read_catalog(raw, path)
-    if may_hold_null(key) and not finite(raw):  # orjson writes NaN and infinities as null too
-        return _read_catalog(raw, path)
+    # orjson writes NaN and infinities as null too: JSON without a null is that of one catalog only, so a hit
+    # on such a key needs no check (the scan for a null costs as much as writing the key)
     hit = _READ.get(key)
+    if hit is not None and not hit[1]:
+        return hit[0]
+    nulls = may_hold_null(key) if hit is None else True
+    if nulls and not finite(raw):
+        return _read_catalog(raw, path)
     if hit is not None:
-        return hit
+        return hit[0]
     catalog = _read_catalog(raw, path)
     if len(key) <= _MEMO_MAX_BYTES:
         with _MEMO_LOCK:
             while len(_READ) >= _MEMO_ENTRIES:  # oldest first out
                 del _READ[next(iter(_READ))]
-            _READ[key] = catalog
+            _READ[key] = (catalog, nulls)
     return catalog
 
 

@@ -83,6 +83,7 @@ def _optimize(
     work, before = _run_passes(decided, catalog, options, sources)
     result = report(work, before)
     result.decisions.extend(inner_decisions)
+    result.subqueries = decided is not plan  # a plan without subqueries comes back as the same object
     if baseline:
         # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
         # rule-based one
@@ -134,7 +135,8 @@ def _rule_based_rerun(
 def _optimize_subqueries(
     plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
 ) -> tuple[Node, list[dict[str, Any]]]:
-    """Each scalar, IN or EXISTS subquery's own plan decided first, its decisions listed with the outer ones.
+    """Each scalar, IN or EXISTS subquery's own plan decided first, its decisions listed with the outer ones;
+    ``plan`` itself when it holds no subquery.
 
     TPC-H q11's HAVING subquery then puts ``n_name = 'GERMANY'`` on its nation scan and q02's correlated
     subquery ``r_name = 'EUROPE'`` on its region scan, as Catalyst does. A correlated subquery's outer
@@ -208,7 +210,8 @@ def optimize_wire_brief(
         result = optimize(node, cat, opts, sources, baseline)
         out = result.to_wire_brief()
         parts = result.full_parts(open_memos())
-    unique_node_ids(out.get("plan"))
+    if result.subqueries:  # only copies of a subquery's plan repeat ids: the walk is skipped without one
+        unique_node_ids(out.get("plan"))
     return out, parts
 
 

@@ -32,6 +32,8 @@ class OptimizeResult:
     scans: list[dict[str, Any]] = field(default_factory=list)
     #: what the plan rule-based pushdown runs (mode ``always``) costs, when asked for (``optimize``)
     baseline_total: float | None = None
+    #: whether the plan held a subquery: only then may the written plan repeat a node id (``unique_node_ids``)
+    subqueries: bool = False
 
     @property
     def total_before(self) -> float:

@@ -67,3 +67,21 @@ def test_the_memo_is_bounded() -> None:
     for n in range(_MEMO_ENTRIES * 2):
         catalog_from_wire({"tables": {f"t{n}": {"columns": ["a"]}}})
     assert len(module._READ) <= _MEMO_ENTRIES
+
+
+def test_a_catalog_without_a_null_is_answered_without_looking_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    import costmodel
+    from costmodel import catalog as module
+
+    if costmodel.COMPILED:
+        pytest.skip("a compiled module's functions cannot be patched")
+    plain = {"tables": {"u": {"columns": ["a"], "row_count": 5, "column_stats": {"a": {"ndv": 2, "null_count": 0}}}}}
+    first = catalog_from_wire(plain)
+
+    def scanned(_: bytes) -> bool:
+        raise AssertionError("a hit on JSON without a null looked for one")
+
+    monkeypatch.setattr(module, "may_hold_null", scanned)
+    assert catalog_from_wire(copy.deepcopy(plain)) is first
+    with pytest.raises(AssertionError):  # a catalog not read before is still checked
+        catalog_from_wire({"tables": {"v": {"columns": ["a"]}}})
