@@ -35,6 +35,9 @@ class QueryBuilder(ExprBuilder):
         self.ctes: dict[str, exp.CTE] = {}
         # The outermost SELECT (after qualification) and the names the engine gives its outputs.
         self.top_names: tuple[exp.Select, list[str]] | None = None
+        #: whether the query holds any aggregate or window call (``survey``); False skips looking for them
+        self.has_aggregates = True
+        self.has_windows = True
 
     def output_names(self, sel: exp.Select, items: list[exp.Expr]) -> list[str] | None:
         """The caller-visible names of ``sel``'s items when it names the query's outputs, else None."""

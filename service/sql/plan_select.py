@@ -18,6 +18,7 @@ from service.sql.parse import position, unsupported
 from service.sql.plan_expr import Expr, Node, Subst, same
 from service.sql.plan_names import visible_names
 from service.sql.plan_query import QueryBuilder
+from service.sql.survey import AGGREGATE_CALLS
 
 # Select arguments that change meaning and that the wire format cannot carry.
 _REFUSED_SELECT_ARGS: dict[str, str] = {
@@ -44,7 +45,7 @@ def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
     def visit(node: exp.Expr, is_window_fn: bool) -> None:
         if isinstance(node, (exp.Query, exp.Subquery)):
             return
-        if isinstance(node, (exp.AggFunc, exp.Grouping, exp.GroupingId)) and not is_window_fn:
+        if isinstance(node, AGGREGATE_CALLS) and not is_window_fn:
             found.append(node)
             return
         for child in node.iter_expressions():
@@ -125,7 +126,8 @@ class SelectBuilder(QueryBuilder):
 
         # -- aggregation
         aggs: list[exp.AggFunc] = []
-        for e in [*raws, *([having.this] if having is not None else []), *(order_input_expr(o) for o in order_items)]:
+        searched = [*raws, *([having.this] if having is not None else []), *(order_input_expr(o) for o in order_items)]
+        for e in searched if self.has_aggregates else ():  # the survey saw none in the whole query: skip the walks
             for a in _aggregates_in(e):
                 if not any(a == seen for seen in aggs):
                     aggs.append(a)
@@ -141,7 +143,7 @@ class SelectBuilder(QueryBuilder):
 
         # -- windows: one node per distinct (PARTITION BY, ORDER BY)
         windows: list[exp.Window] = []
-        for e in [*raws, *(order_input_expr(o) for o in order_items)]:
+        for e in [*raws, *(order_input_expr(o) for o in order_items)] if self.has_windows else ():
             for w in _windows_in(e):
                 if not any(w == seen for seen in windows):
                     windows.append(w)

@@ -86,7 +86,7 @@ class BlockRenderer:
         # Inputs rendered ahead of their parent (see ``node``), by id, with the node itself as a guard.
         self._ready: dict[int, tuple[Node, Block]] = {}
         #: derived tables made so far (``wrap``): with fewer than two, none can repeat another (render_ctes.py)
-        self.derived_tables = 0
+        self.derived_tables: list[exp.Subquery] = []
 
     # ---- helpers -------------------------------------------------------
     def fresh_alias(self) -> str:
@@ -223,7 +223,7 @@ class BlockRenderer:
         if columns:
             table_alias.set("columns", [ident(c) for c in columns])
         sub = exp.Subquery(this=query, alias=table_alias)
-        self.derived_tables += 1
+        self.derived_tables.append(sub)
         cols: list[Col] = []
         for i, c in enumerate(block.cols):
             sql_name = columns[i] if columns else block.out_names[i]

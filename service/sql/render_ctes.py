@@ -13,8 +13,11 @@ from __future__ import annotations
 from sqlglot import exp
 
 
-def hoist_repeated(query: exp.Expr) -> exp.Expr:
+def hoist_repeated(query: exp.Expr, derived: list[exp.Subquery] | None = None) -> exp.Expr:
     """Define each repeated derived table once as ``_cteN``; returns ``query``.
+
+    ``derived``: every derived table the renderer made (some may have been left out of ``query``), looked at
+    instead of walking the whole tree for them; CTEs come out as the walk would have ordered them.
 
     >>> import sqlglot
     >>> body = "(SELECT x FROM t GROUP BY x)"
@@ -27,9 +30,9 @@ def hoist_repeated(query: exp.Expr) -> exp.Expr:
     # Candidates by structural hash (cheap, cached by sqlglot), confirmed by identical text: writing every
     # derived table's text to compare them cost more than the rest of the rendering.
     by_hash: dict[int, list[exp.Subquery]] = {}
-    for sub in query.find_all(exp.Subquery):
-        derived = isinstance(sub.parent, (exp.From, exp.Join)) and sub.alias and isinstance(sub.this, exp.Query)
-        if derived:
+    for sub in query.find_all(exp.Subquery) if derived is None else derived:
+        is_derived = isinstance(sub.parent, (exp.From, exp.Join)) and sub.alias and isinstance(sub.this, exp.Query)
+        if is_derived:
             by_hash.setdefault(hash(sub.this), []).append(sub)
     groups: dict[str, list[exp.Subquery]] = {}
     for candidates in by_hash.values():
@@ -39,9 +42,13 @@ def hoist_repeated(query: exp.Expr) -> exp.Expr:
                     groups.setdefault(sub.this.sql(), []).append(sub)
     # Outermost first (the longest text): a repeat nested inside another repeat is defined once inside that
     # CTE's body.
-    repeated = sorted(((text, subs) for text, subs in groups.items() if len(subs) > 1), key=lambda r: -len(r[0]))
+    repeated = [(text, subs) for text, subs in groups.items() if len(subs) > 1]
     if not repeated:
         return query
+    if derived is not None and len(repeated) > 1:  # the order the walk finds them in, as without ``derived``
+        walked = {id(sub): i for i, sub in enumerate(query.find_all(exp.Subquery))}
+        repeated.sort(key=lambda r: min(walked.get(id(sub), len(walked)) for sub in r[1]))
+    repeated.sort(key=lambda r: -len(r[0]))
     ctes: list[exp.CTE] = []
     taken = {t.name.lower() for t in query.find_all(exp.Table)}
     for _, subs in repeated:

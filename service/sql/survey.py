@@ -17,6 +17,9 @@ from sqlglot import exp
 from service.sql.limits import MAX_DEPTH, too_deep
 from service.sql.parse import _balanced, _chain_root, _leaves, position
 
+#: what ``plan_select`` counts as an aggregate call
+AGGREGATE_CALLS = (exp.AggFunc, exp.Grouping, exp.GroupingId)
+
 
 @dataclass
 class Survey:
@@ -28,6 +31,9 @@ class Survey:
     aliases: list[exp.Expr] = field(default_factory=list)  # Alias and TableAlias
     identifiers: list[exp.Identifier] = field(default_factory=list)
     case_sensitive: bool = False  # a node sqlglot marked case-sensitive: leave normalising to qualify
+    #: whether any window call or aggregate call is in the query: SELECT blocks look for them only if so
+    windows: bool = False
+    aggregates: bool = False
 
 
 def survey(stmt: exp.Expr) -> Survey:
@@ -37,6 +43,11 @@ def survey(stmt: exp.Expr) -> Survey:
     >>> found = survey(sqlglot.parse_one("WITH c AS (SELECT a FROM t) SELECT x.a AS b FROM c AS x"))
     >>> len(found.selects), [t.name for t in found.tables], sorted(found.cte_names)
     (2, ['c', 't'], ['c'])
+    >>> found.windows, found.aggregates
+    (False, False)
+    >>> found = survey(sqlglot.parse_one("SELECT SUM(a) OVER (ORDER BY b) FROM t"))
+    >>> found.windows, found.aggregates
+    (True, True)
     """
     out = Survey()
     queue: deque[tuple[exp.Expr, int]] = deque([(stmt, 0)])
@@ -67,5 +78,9 @@ def survey(stmt: exp.Expr) -> Survey:
             out.cte_names.add(node.alias_or_name.lower())
         elif isinstance(node, exp.Hint):
             continue
+        elif isinstance(node, exp.Window):
+            out.windows = True
+        elif isinstance(node, AGGREGATE_CALLS):
+            out.aggregates = True
         queue.extend((c, depth + 1) for c in node.iter_expressions())
     return out

@@ -66,6 +66,7 @@ def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool, parsed: 
         raise Unbindable("case-sensitive names")
     qualified = bind(stmt, tables, dialect, found.identifiers) if fast else qualify_query(stmt, tables, dialect, sql)
     builder = SelectBuilder(tables)
+    builder.has_aggregates, builder.has_windows = found.aggregates, found.windows
     top_after = first_select(qualified)
     if original is not None and top_after is not None:
         names = align(original[1], original[0], list(top_after.expressions), spelling)

@@ -51,8 +51,8 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
     renderer = Renderer(plan, catalog)
     renderer.dialect = dialect.split(",")[0].strip().lower()
     query = renderer.finish(renderer.node(plan, []))
-    if renderer.derived_tables > 1:  # a repeat needs two derived tables; the search walks the whole tree
-        query = hoist_repeated(query)
+    if len(renderer.derived_tables) > 1:  # a repeat needs two derived tables
+        query = hoist_repeated(query, renderer.derived_tables)
     if source is not None and "/*+" in source:
         try:
             original = sqlglot.parse_one(source, read=dialect_of(dialect))

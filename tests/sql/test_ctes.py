@@ -35,3 +35,32 @@ def test_correlated_derived_tables_are_not_hoisted() -> None:
     assert "WITH" not in text
     con = connect()
     assert rows(con, text) == rows(con, spark_to_duckdb(sql))
+
+
+def test_the_renderers_derived_tables_hoist_as_the_walk_would() -> None:
+    """``hoist_repeated`` given the derived tables the renderer made (inner ones first) names and orders the CTEs
+    as it does when it walks the tree (outer ones first): two repeated bodies of one length, one pair inside
+    another derived table, in either order."""
+    from sqlglot import exp
+
+    from service.sql.render_ctes import hoist_repeated
+    from service.sql.render_nodes import Renderer
+
+    bodies = {"p": "SELECT a, sum(b) AS s FROM t GROUP BY a", "q": "SELECT a, sum(c) AS s FROM t GROUP BY a"}
+    for inner, outer in (("q", "p"), ("p", "q")):
+        sql = (
+            f"WITH p AS ({bodies['p']}), q AS ({bodies['q']}) SELECT d.a, x1.s, x2.s "
+            f"FROM (SELECT y1.a, y2.s FROM {inner} y1 JOIN {inner} y2 ON y1.a = y2.a) d "
+            f"JOIN {outer} x1 ON d.a = x1.a JOIN {outer} x2 ON x1.a = x2.a"
+        )
+        plan = sql_to_plan(sql, CATALOG)
+        renderer = Renderer(plan, CATALOG)
+        query = renderer.finish(renderer.node(plan, []))
+        made = [str(sub.alias) for sub in renderer.derived_tables]
+        assert made == ["y1", "y2", "d", "x1", "x2"]
+        assert [str(sub.alias) for sub in query.find_all(exp.Subquery)] == ["d", "x1", "x2", "y1", "y2"]
+        walked = hoist_repeated(query.copy())
+        listed = hoist_repeated(query, renderer.derived_tables)
+        assert listed.sql() == walked.sql()
+        assert f"FROM {outer} AS" not in listed.sql() and "JOIN _cte1 AS x1" in listed.sql()
+        assert plan_to_sql(plan, "spark") == walked.sql(dialect="spark", pretty=True)
