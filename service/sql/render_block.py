@@ -80,6 +80,7 @@ class BlockRenderer:
             self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
         self.counter = itertools.count(1)
         self.dialect = "spark"  # the dialect being written (set by plan_to_sql)
+        self.dialect_spec = "spark"  # the same with its settings, as sqlglot reads it (set by plan_to_sql)
         # Column lists by name, so resolving a reference is not a scan of every column in scope (500 joins
         # hold 1,500 columns). Keyed by the list's id; the list itself and its length guard against reuse.
         self._by_name: dict[int, tuple[list[Col], int, dict[str, list[Col]]]] = {}
@@ -311,7 +312,7 @@ class BlockRenderer:
         if "col" in e:
             return self.resolve(str(e["col"]), scope)
         if "lit" in e:
-            return literal(e)
+            return literal(e, self.dialect_spec)
         if "subquery" in e:
             return self.subquery(e, scope)
         fn = e.get("fn")
