@@ -20,11 +20,14 @@ only what nobody reads leaves every figure as it was; estimates are smaller.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from costmodel.expr import column_ids
 from costmodel.plan import Distinct, Node, SetOp, children, node_expressions, output_cids
 from costmodel.positions import ABOVE, Pred, iter_region
+
+#: A node's place in the plan: (pre-order index, the last pre-order index below it, depth, parent id).
+Place = tuple[int, int, int, str | None]
 
 
 def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]]:
@@ -37,7 +40,7 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
     >>> ndv_drops(plan, [])
     {'f': frozenset({1})}
     """
-    place: dict[str, tuple[int, int, int, str | None]] = {}  # id -> (pre-order index, last below, depth, parent)
+    place: dict[str, Place] = {}
     order: list[Node] = []
     stack: list[tuple[Node, int, str | None]] = [(skeleton, 0, None)]
     while stack:
@@ -56,37 +59,59 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
 
     reads: dict[int, list[str]] = {}  # cid -> ids of the nodes whose estimates read it last
     kept: set[int] = set()  # read above the root itself: never dropped
-
-    def read(cids: Iterable[int], at: str | None) -> None:
-        if at is None:
-            kept.update(cids)
-            return
-        for cid in cids:
-            reads.setdefault(cid, []).append(at)
-
+    # plain loops and module functions: compiled, a closure per read and a sorted() per column cost more than
+    # the walk itself on a small plan
     for node in order:
+        node_id = node.id
         for expr in node_expressions(node):
-            read(column_ids(expr), node.id)
+            for cid in column_ids(expr):
+                _read(reads, cid, node_id)
         if isinstance(node, Distinct):
-            read(output_cids(node), node.id)
+            for cid in output_cids(node):
+                _read(reads, cid, node_id)
         elif isinstance(node, SetOp):  # a union maps its inputs' columns onto its own
             for kid in node.inputs:
-                read(output_cids(kid), node.id)
+                for cid in output_cids(kid):
+                    _read(reads, cid, node_id)
 
     for pred in preds:
         for pos in iter_region(pred.root):
             at = place[pos.node.id][3] if pos.kind == ABOVE else pos.node.id
-            read(column_ids(pos.form), at)
+            for cid in column_ids(pos.form):
+                if at is None:
+                    kept.add(cid)
+                else:
+                    _read(reads, cid, at)
 
     drops: dict[str, set[int]] = {}
     for cid, ats in reads.items():
         if cid in kept:
             continue
-        points = sorted({place[at] for at in ats}, key=lambda p: p[2])  # highest first
-        top = points[0]
-        if all(top[0] <= p[0] <= top[1] for p in points):  # one path: every reader lies under the highest
+        # the highest reader (of two at one depth, neither lies under the other, and the check below fails)
+        top = place[ats[0]]
+        for at in ats:
+            if place[at][2] < top[2]:
+                top = place[at]
+        if _all_under(top, ats, place):  # one path: every reader lies under the highest
             drops.setdefault(order[top[0]].id, set()).add(cid)
     return {node_id: frozenset(cids) for node_id, cids in drops.items()}
+
+
+def _read(reads: dict[int, list[str]], cid: int, at: str) -> None:
+    found = reads.get(cid)
+    if found is None:
+        reads[cid] = [at]
+    else:
+        found.append(at)
+
+
+def _all_under(top: Place, ats: list[str], place: Mapping[str, Place]) -> bool:
+    """Whether every node of ``ats`` lies in the subtree of ``top`` (its pre-order range)."""
+    for at in ats:
+        first = place[at][0]
+        if first < top[0] or first > top[1]:
+            return False
+    return True
 
 
 def without(ndv: Mapping[int, float], drop: frozenset[int]) -> Mapping[int, float]:
