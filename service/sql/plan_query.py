@@ -33,6 +33,8 @@ class QueryBuilder(ExprBuilder):
     def __init__(self, tables: Tables) -> None:
         self.tables = tables
         self.ctes: dict[str, exp.CTE] = {}
+        #: each CTE body's plan (``_cte_body``), by the CTE and the CTEs it sees, with the CTE kept as a guard
+        self._cte_plans: dict[tuple[int, tuple[tuple[str, int], ...]], tuple[exp.CTE, Node]] = {}
         # The outermost SELECT (after qualification) and the names the engine gives its outputs.
         self.top_names: tuple[exp.Select, list[str]] | None = None
         #: whether the query holds any aggregate or window call (``survey``); False skips looking for them
@@ -131,7 +133,7 @@ class QueryBuilder(ExprBuilder):
             cte = ctes.get(src.name.lower()) if not src.db else None
             if cte is not None:
                 earlier = {k: v for k, v in ctes.items() if v is not cte}
-                return self._alias(alias, cte.args.get("alias"), self.query(cte.this, earlier))
+                return self._alias(alias, cte.args.get("alias"), self._cte_body(cte, earlier))
             key = self.tables.lookup(src) if self.tables.known else ".".join(p.name for p in src.parts)
             node: Node = {"op": "scan", "table": key or src.name}
             if alias != node["table"]:
@@ -150,6 +152,17 @@ class QueryBuilder(ExprBuilder):
             )
             return self._alias(src.alias_or_name, src.args.get("alias"), inner)
         raise unsupported(f"{src.key.upper()} in FROM", src)
+
+    def _cte_body(self, cte: exp.CTE, earlier: dict[str, exp.CTE]) -> Node:
+        """The plan of a CTE's body, translated once per CTE and the CTEs it sees: each reference inlines it, and
+        the plan is numbered by copying (``numbered``), so references share the one translation."""
+        key = (id(cte), tuple([(name, id(other)) for name, other in earlier.items()]))
+        known = self._cte_plans.get(key)
+        if known is not None and known[0] is cte:
+            return known[1]
+        plan = self.query(cte.this, earlier)
+        self._cte_plans[key] = (cte, plan)
+        return plan
 
     @staticmethod
     def _alias(name: str, table_alias: exp.Expr | None, inner: Node) -> Node:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from costmodel import optimize_wire
 from service.sql import plan_to_sql, sql_to_plan
 from tests.sql.helpers import CATALOG, connect, rows, spark_to_duckdb
@@ -64,3 +68,34 @@ def test_the_renderers_derived_tables_hoist_as_the_walk_would() -> None:
         assert listed.sql() == walked.sql()
         assert f"FROM {outer} AS" not in listed.sql() and "JOIN _cte1 AS x1" in listed.sql()
         assert plan_to_sql(plan, "spark") == walked.sql(dialect="spark", pretty=True)
+
+
+def test_a_cte_referenced_twice_is_translated_once_and_reads_as_written_out_twice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each reference inlines the CTE's plan; the body is translated once and the plans are as if the query had
+    written the body out at both references."""
+    from sqlglot import exp
+
+    import service.sql
+    from service.sql.plan_select import SelectBuilder
+
+    body = "SELECT a, sum(c) AS s FROM t WHERE b > 'x' GROUP BY a"
+    with_cte = f"WITH g AS ({body}) SELECT x.a, y.s FROM g x JOIN g y ON x.a = y.a"
+    written_out = f"SELECT x.a, y.s FROM ({body}) x JOIN ({body}) y ON x.a = y.a"
+    assert sql_to_plan(with_cte, CATALOG) == sql_to_plan(written_out, CATALOG)
+    if service.sql.COMPILED:
+        pytest.skip("a compiled class's methods cannot be patched")
+    bodies: list[str] = []
+    original = SelectBuilder.query
+
+    def counted(self: SelectBuilder, q: exp.Expr, ctes: dict[str, exp.CTE]) -> Any:
+        if isinstance(q, exp.Select) and q.args.get("group") is not None:
+            bodies.append(q.sql())
+        return original(self, q, ctes)
+
+    monkeypatch.setattr(SelectBuilder, "query", counted)
+    sql_to_plan(with_cte, CATALOG)
+    assert len(bodies) == 1
+    sql_to_plan(written_out, CATALOG)
+    assert len(bodies) == 3  # two derived tables: two translations
