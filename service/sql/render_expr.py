@@ -222,6 +222,18 @@ def literal(e: Expr, dialect: str = "spark") -> exp.Expr:
     return signed(text.lstrip("-"), text.startswith("-"))
 
 
+def output_name(sql: exp.Expr, e: Any) -> str:
+    """The name of an unaliased output written as ``sql`` (from wire expression ``e``): sqlglot's, but for a typed
+    literal written as text (``literal``), which answers as its ``CAST`` node would, with the literal's text.
+
+    >>> output_name(literal({"lit": "1996-01-01", "type": "date"}), {"lit": "1996-01-01", "type": "date"})
+    '1996-01-01'
+    """
+    if isinstance(sql, exp.Var) and isinstance(e, dict) and "lit" in e:
+        return "NULL" if e["lit"] is None else str(e["lit"])
+    return sql.alias_or_name
+
+
 @functools.lru_cache(maxsize=4096)
 def _cast_text(value: str | None, typ: str, dialect: str) -> str:
     """``CAST(value AS typ)`` (a string, or NULL) as sqlglot writes it in ``dialect``: a typed literal is then a node

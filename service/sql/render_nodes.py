@@ -24,7 +24,19 @@ from service.sql.render_block import (
     BlockRenderer,
     Col,
 )
-from service.sql.render_expr import Expr, Node, and_, column, conjuncts, frame, has_subquery, ident, ordered, refs_in
+from service.sql.render_expr import (
+    Expr,
+    Node,
+    and_,
+    column,
+    conjuncts,
+    frame,
+    has_subquery,
+    ident,
+    ordered,
+    output_name,
+    refs_in,
+)
 
 #: Dialects that read ``LATERAL VIEW explode(...)``; the others get ``JOIN UNNEST(...)``.
 _LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
@@ -123,7 +135,7 @@ class Renderer(BlockRenderer):
                 if hit is not None:
                     cols.append(Col(hit.qual, hit.name, sql))
                 else:
-                    cols.append(Col(None, sql.alias_or_name or f"_g{len(cols) + 1}", sql))
+                    cols.append(Col(None, output_name(sql, item) or f"_g{len(cols) + 1}", sql))
             if isinstance(sql, exp.Literal):
                 raise SqlError("invalid_plan", "grouping by a constant cannot be written in SQL GROUP BY")
             groups.append(sql)

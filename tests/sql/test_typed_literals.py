@@ -60,3 +60,19 @@ def test_a_query_with_typed_literals_is_written_as_with_cast_nodes(dialect: str)
         f"  AND t.d < {_cast_node('1996-04-01 00:00:00', 'timestamp').sql(dialect=dialect)}"
     )
     assert plan_to_sql(plan, dialect, catalog) == expected
+
+
+def test_an_unnamed_typed_literal_key_is_named_by_its_text_as_before() -> None:
+    """A group key with no name is named as sqlglot names its CAST node: by the literal's text."""
+    scan = {"op": "scan", "id": "s", "table": "t", "filters": []}
+    plan = {
+        "op": "aggregate",
+        "id": "a",
+        "group_by": [{"lit": "1996-01-01", "type": "date"}, {"lit": None, "type": "int"}],
+        "aggregates": [{"expr": {"fn": "count", "args": []}, "as": "n"}],
+        "input": scan,
+    }
+    catalog = {"tables": {"t": {"columns": [{"name": "d", "type": "date"}]}}}
+    text = plan_to_sql(plan, "spark", catalog)
+    assert "CAST('1996-01-01' AS DATE) AS `1996-01-01`" in text
+    assert "CAST(NULL AS INT) AS `NULL`" in text
