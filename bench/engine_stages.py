@@ -89,7 +89,8 @@ def staged(plan: Any, catalog: Any, times: dict[str, float]) -> dict[str, Any]:
             lap("answer")
             out = result.full_parts().completed(brief)
             lap("full answer parts")
-        unique_node_ids(out.get("plan"))
+        if decided is not node:  # as optimize_wire_brief: only a plan with a subquery can repeat a node id
+            unique_node_ids(out.get("plan"))
         lap("unique ids")
         return out
     finally:
