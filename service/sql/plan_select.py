@@ -126,11 +126,15 @@ class SelectBuilder(QueryBuilder):
 
         # -- aggregation
         aggs: list[exp.AggFunc] = []
-        searched = [*raws, *([having.this] if having is not None else []), *(order_input_expr(o) for o in order_items)]
-        for e in searched if self.has_aggregates else ():  # the survey saw none in the whole query: skip the walks
-            for a in _aggregates_in(e):
-                if not any(a == seen for seen in aggs):
-                    aggs.append(a)
+        if self.has_aggregates:  # the survey saw an aggregate call somewhere in the query: look for this block's
+            for e in [
+                *raws,
+                *([having.this] if having is not None else []),
+                *(order_input_expr(o) for o in order_items),
+            ]:
+                for a in _aggregates_in(e):
+                    if not any(a == seen for seen in aggs):
+                        aggs.append(a)
         grouped: frozenset[str] = frozenset()
         if group is not None or aggs:
             sources = [sel.args["from_"].this, *(j.this for j in sel.args.get("joins") or [])]

@@ -79,8 +79,8 @@ class BlockRenderer:
             cols = raw.get("columns", []) if isinstance(raw, dict) else []
             self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
         self.counter = itertools.count(1)
-        self.dialect = "spark"  # the dialect being written (set by plan_to_sql)
-        self.dialect_spec = "spark"  # the same with its settings, as sqlglot reads it (set by plan_to_sql)
+        #: the dialect being written, with its settings as sqlglot reads them (set by plan_to_sql)
+        self.dialect_spec = "spark"
         # Column lists by name, so resolving a reference is not a scan of every column in scope (500 joins
         # hold 1,500 columns). Keyed by the list's id; the list itself and its length guard against reuse.
         self._by_name: dict[int, tuple[list[Col], int, dict[str, list[Col]]]] = {}
@@ -88,6 +88,11 @@ class BlockRenderer:
         self._ready: dict[int, tuple[Node, Block]] = {}
         #: derived tables made so far (``wrap``): with fewer than two, none can repeat another (render_ctes.py)
         self.derived_tables: list[exp.Subquery] = []
+
+    @property
+    def dialect(self) -> str:
+        """The dialect's name alone (``dialect_spec`` without its settings), lower case."""
+        return self.dialect_spec.split(",")[0].strip().lower()
 
     # ---- helpers -------------------------------------------------------
     def fresh_alias(self) -> str:

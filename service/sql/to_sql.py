@@ -49,7 +49,6 @@ def plan_to_sql(
 
 def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
     renderer = Renderer(plan, catalog)
-    renderer.dialect = dialect.split(",")[0].strip().lower()
     renderer.dialect_spec = dialect
     query = renderer.finish(renderer.node(plan, []))
     if len(renderer.derived_tables) > 1:  # a repeat needs two derived tables
