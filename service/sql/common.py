@@ -90,6 +90,15 @@ def dialect_of(name: str) -> Dialect:
     return Dialect.get_or_raise(name)
 
 
+def dialect_name(spec: str) -> str:
+    """A dialect's name alone (``spec`` without its settings), lower case.
+
+    >>> dialect_name("Spark, normalize_functions=lower")
+    'spark'
+    """
+    return spec.split(",")[0].strip().lower()
+
+
 #: The dialect ``exp.func`` uses when given none (sqlglot's own), made once.
 BASE_DIALECT = Dialect()
 

@@ -14,6 +14,7 @@ from typing import Any
 from sqlglot import exp
 
 from costmodel.wire.nodes import column_refs
+from service.sql.common import dialect_name
 from service.sql.errors import SqlError
 from service.sql.render_expr import (
     Expr,
@@ -92,7 +93,7 @@ class BlockRenderer:
     @property
     def dialect(self) -> str:
         """The dialect's name alone (``dialect_spec`` without its settings), lower case."""
-        return self.dialect_spec.split(",")[0].strip().lower()
+        return dialect_name(self.dialect_spec)
 
     # ---- helpers -------------------------------------------------------
     def fresh_alias(self) -> str:

@@ -39,7 +39,7 @@ from service.sql.render_expr import (
 )
 
 #: Dialects that read ``LATERAL VIEW explode(...)``; the others get ``JOIN UNNEST(...)``.
-_LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
+LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
 
 
 class Renderer(BlockRenderer):
@@ -187,7 +187,7 @@ class Renderer(BlockRenderer):
             raise SqlError("invalid_plan", "generate needs an alias and columns", detail={"id": n.get("id")})
         generator = self.expr(n.get("generator"), [block.cols, *outer])
         table_alias = exp.TableAlias(this=ident(alias), columns=[ident(c) for c in columns])
-        if self.dialect in _LATERAL_VIEW_DIALECTS:
+        if self.dialect in LATERAL_VIEW_DIALECTS:
             lateral = exp.Lateral(this=generator, view=True, outer=bool(n.get("outer")), alias=table_alias)
             block.select.append("laterals", lateral)
         elif isinstance(generator, exp.Explode) and not generator.expressions:

@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from service.sql.common import dialect_of
@@ -24,6 +25,7 @@ from service.sql.hints import place_hints
 from service.sql.render_ctes import hoist_repeated
 from service.sql.render_nodes import Renderer
 from service.sql.work import translating
+from service.sql.write_sql import write_sql
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,20 @@ def plan_to_sql(
 
 
 def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
+    query = render_tree(plan, dialect, catalog, source)
+    try:
+        return write_sql(query, dialect)  # not copied: the tree was built for this call only
+    except SqlglotError as err:
+        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
+    except SQLGLOT_SLIPS as err:  # logged too, in case the tree at fault is one this adapter built wrong
+        logger.warning("sqlglot could not write a %s tree", dialect, exc_info=True)
+        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err
+
+
+def render_tree(
+    plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None = None, source: str | None = None
+) -> exp.Expr:
+    """The sqlglot tree ``plan_to_sql`` writes (repeated derived tables hoisted, ``source``'s hints put back)."""
     renderer = Renderer(plan, catalog)
     renderer.dialect_spec = dialect
     query = renderer.finish(renderer.node(plan, []))
@@ -60,11 +76,4 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
             original = None
         if original is not None:
             query = place_hints(query, original)
-    try:
-        # copy=False: the tree was built for this call only, and copying it cost as much as writing it.
-        return query.sql(dialect=dialect_of(dialect), pretty=True, copy=False)
-    except SqlglotError as err:
-        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
-    except SQLGLOT_SLIPS as err:  # logged too, in case the tree at fault is one this adapter built wrong
-        logger.warning("sqlglot could not write a %s tree", dialect, exc_info=True)
-        raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err
+    return query
