@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from service.sql.common import dialect_of
+from service.sql.common import TypeKinds, dialect_of
 from service.sql.parse import Tables
 
 
@@ -289,17 +289,15 @@ class _Binder:
         stack = [root]
         while stack:
             node = stack.pop()
-            if isinstance(node, exp.Column):
-                self.column(node, chain, aliases, shadowed)
-                continue
-            if isinstance(node, (exp.Query, exp.Subquery)):
+            kind = _EXPR_KIND(node)
+            if kind == _COLUMN:
+                self.column(node, chain, aliases, shadowed)  # type: ignore[arg-type]  # its kind says so
+            elif kind == _QUERY:
                 self.query(node, chain, ctes)
-                continue
-            if isinstance(node, exp.Star):
-                continue  # count(*)
-            if isinstance(node, (exp.Dot, exp.Lambda, exp.Placeholder, exp.Parameter)):
+            elif kind == _REFUSED:
                 raise Unbindable(node.key)
-            stack.extend(node.iter_expressions())
+            elif kind != _STAR:  # count(*)
+                stack.extend(node.iter_expressions())
 
     def column(
         self,
@@ -332,6 +330,19 @@ class _Binder:
             if depth == 0 and name in aliases:
                 raise Unbindable("select alias reference")
         raise Unbindable("unknown column")
+
+
+#: what ``_Binder.expr`` does with a node of its walk, by the node's type
+_OTHER, _COLUMN, _QUERY, _STAR, _REFUSED = range(5)
+_EXPR_KIND = TypeKinds(
+    [
+        ((exp.Column,), _COLUMN),
+        ((exp.Query, exp.Subquery), _QUERY),
+        ((exp.Star,), _STAR),
+        ((exp.Dot, exp.Lambda, exp.Placeholder, exp.Parameter), _REFUSED),
+    ],
+    default=_OTHER,
+)
 
 
 def _listed(source: exp.Expression, names: list[str]) -> list[str]:

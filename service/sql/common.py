@@ -90,6 +90,33 @@ def dialect_of(name: str) -> Dialect:
     return Dialect.get_or_raise(name)
 
 
+class TypeKinds:
+    """Which of several kinds a sqlglot node is, by its type: the first ``(types, kind)`` entry whose types the
+    node's type derives from, else ``default``; tested once per type, then looked up. A walk that asks this of
+    every node pays a dictionary lookup instead of a chain of isinstance tests, each of which looks the class up
+    in ``exp`` and walks the node's ancestry (sqlglot's node classes have a metaclass, so Python cannot take
+    its shortcut).
+
+    >>> kinds = TypeKinds([((exp.And, exp.Or), 1), ((exp.Column,), 2)], default=0)
+    >>> kinds(exp.Or(this=exp.column("a"), expression=exp.column("b"))), kinds(exp.column("a")), kinds(exp.Null())
+    (1, 2, 0)
+    """
+
+    def __init__(self, kinds: list[tuple[tuple[type[exp.Expr], ...], int]], default: int) -> None:
+        self.kinds = kinds
+        self.default = default
+        self.by_type: dict[type[exp.Expr], int] = {}
+
+    def __call__(self, node: exp.Expr) -> int:
+        kind = self.by_type.get(type(node))
+        if kind is None:
+            kind = self.by_type[type(node)] = self.of_type(type(node))
+        return kind
+
+    def of_type(self, node_type: type[exp.Expr]) -> int:
+        return next((kind for types, kind in self.kinds if issubclass(node_type, types)), self.default)
+
+
 def dialect_name(spec: str) -> str:
     """A dialect's name alone (``spec`` without its settings), lower case.
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from sqlglot import exp
 
+from service.sql.common import TypeKinds
 from service.sql.limits import MAX_DEPTH, too_deep
 from service.sql.parse import _balanced, _chain_root, _leaves, position
 
@@ -55,7 +56,8 @@ def survey(stmt: exp.Expr) -> Survey:
         node, depth = queue.popleft()
         if depth > MAX_DEPTH:
             raise too_deep(depth, *position(node))
-        if _chain_root(node):
+        kind = _KIND(node)
+        if kind == _CHAIN and _chain_root(node):
             leaves = _leaves(node)
             if len(leaves) > 2:
                 _balanced(node, leaves)
@@ -65,22 +67,40 @@ def survey(stmt: exp.Expr) -> Survey:
                 continue
         if node._meta and node._meta.get("case_sensitive"):
             out.case_sensitive = True
-        if isinstance(node, exp.Identifier):
-            out.identifiers.append(node)
+        if kind == _IDENTIFIER:
+            out.identifiers.append(node)  # type: ignore[arg-type]  # its type's kind says so
             continue
-        if isinstance(node, exp.Select):
-            out.selects.append(node)
-        elif isinstance(node, exp.Table):
-            out.tables.append(node)
-        elif isinstance(node, (exp.Alias, exp.TableAlias)):
+        if kind == _SELECT:
+            out.selects.append(node)  # type: ignore[arg-type]
+        elif kind == _TABLE:
+            out.tables.append(node)  # type: ignore[arg-type]
+        elif kind == _ALIAS:
             out.aliases.append(node)
-        elif isinstance(node, exp.CTE):
+        elif kind == _CTE:
             out.cte_names.add(node.alias_or_name.lower())
-        elif isinstance(node, exp.Hint):
+        elif kind == _HINT:
             continue
-        elif isinstance(node, exp.Window):
+        elif kind == _WINDOW:
             out.windows = True
-        elif isinstance(node, AGGREGATE_CALLS):
+        elif kind == _AGGREGATE:
             out.aggregates = True
         queue.extend((c, depth + 1) for c in node.iter_expressions())
     return out
+
+
+#: what ``survey`` does with a node, by the node's type (it meets every node of the query)
+_OTHER, _CHAIN, _IDENTIFIER, _SELECT, _TABLE, _ALIAS, _CTE, _HINT, _WINDOW, _AGGREGATE = range(10)
+_KIND = TypeKinds(
+    [
+        ((exp.Union, exp.And, exp.Or), _CHAIN),  # a chain to balance, if ``_chain_root`` says it starts one
+        ((exp.Identifier,), _IDENTIFIER),
+        ((exp.Select,), _SELECT),
+        ((exp.Table,), _TABLE),
+        ((exp.Alias, exp.TableAlias), _ALIAS),
+        ((exp.CTE,), _CTE),
+        ((exp.Hint,), _HINT),
+        ((exp.Window,), _WINDOW),
+        (AGGREGATE_CALLS, _AGGREGATE),
+    ],
+    default=_OTHER,
+)
