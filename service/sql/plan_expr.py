@@ -11,12 +11,44 @@ import calendar
 import datetime as dt
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from sqlglot import exp
 
 from service.sql.common import INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
 from service.sql.errors import SqlError
+from service.sql.expr_kinds import (
+    BINARY,
+    EXPR_KIND,
+    K_ADD_SUB,
+    K_ANY_ALL,
+    K_BETWEEN,
+    K_BINARY_OP,
+    K_BOOLEAN,
+    K_CASE,
+    K_CAST,
+    K_COLUMN,
+    K_CONCAT,
+    K_CONNECTOR,
+    K_DPIPE,
+    K_ESCAPE,
+    K_EXISTS,
+    K_EXTRACT,
+    K_FUNC,
+    K_GROUPING,
+    K_IF,
+    K_IN,
+    K_INTERVAL,
+    K_IS,
+    K_LITERAL,
+    K_NEG,
+    K_NOT,
+    K_NULL,
+    K_PAREN,
+    K_SUBQUERY,
+    K_TS_OR_DS_TO_DATE,
+    K_WINDOW,
+)
 from service.sql.func_forms import check_rebuilds, positional_args, rebuilds_in_place
 from service.sql.parse import position, unsupported
 
@@ -24,29 +56,12 @@ Node = dict[str, Any]
 Expr = dict[str, Any]
 Subst = list[tuple[exp.Expr, Expr]]
 
-_BINARY: dict[type[exp.Expr], str] = {
-    exp.EQ: "=",
-    exp.NEQ: "!=",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-    exp.Add: "+",
-    exp.Sub: "-",
-    exp.Mul: "*",
-    exp.Div: "/",
-    exp.Mod: "%",
-    exp.Like: "like",
-    exp.ILike: "ilike",
-    exp.RegexpLike: "rlike",
-    exp.IntDiv: "div",
-}
 
 _BINARY_ARGS = frozenset({"this", "expression"})
 # Arguments each handled node may carry; any other argument set on it changes
 # meaning in a way the converter does not model, so it is refused.
 _ALLOWED_ARGS: dict[type[exp.Expr], frozenset[str]] = {
-    **{t: _BINARY_ARGS for t in _BINARY},
+    **{t: _BINARY_ARGS for t in BINARY},
     exp.Like: frozenset({"this", "expression", "negate"}),
     exp.ILike: frozenset({"this", "expression", "negate"}),
     exp.Is: frozenset({"this", "expression", "negate"}),
@@ -139,24 +154,27 @@ class ExprBuilder:
             positive.set("negate", None)
             return {"fn": "not", "args": [self.expr(positive, subst, grouped=grouped)]}
 
-        if isinstance(e, exp.Paren):
+        kind = EXPR_KIND(e)
+        if kind == K_PAREN:
             return sub(e.this)
-        if isinstance(e, exp.Column):
-            if isinstance(e.this, exp.Star):
+        # the kind names the node's class: ``cast`` says so to the type checker
+        if kind == K_COLUMN:
+            column = cast(exp.Column, e)
+            if isinstance(column.this, exp.Star):
                 raise unsupported("qualified star outside the select list", e)
-            if e.table and e.table in grouped:
+            if column.table and column.table in grouped:
                 line, col = position(e)
                 raise SqlError(
                     "invalid_query", f"column {e.sql()} must appear in GROUP BY or inside an aggregate", line, col
                 )
-            return {"col": ".".join(p.name for p in e.parts)}
-        if isinstance(e, exp.Literal):
-            return self._literal(e)
-        if isinstance(e, exp.Boolean):
+            return {"col": ".".join(p.name for p in column.parts)}
+        if kind == K_LITERAL:
+            return self._literal(cast(exp.Literal, e))
+        if kind == K_BOOLEAN:
             return {"lit": bool(e.this), "type": "boolean"}
-        if isinstance(e, exp.Null):
+        if kind == K_NULL:
             return {"lit": None, "type": "null"}
-        if isinstance(e, exp.Neg):
+        if kind == K_NEG:
             inner = sub(e.this)
             numeric = inner.get("type") in ("int", "bigint", "double", "decimal")
             if "lit" in inner and numeric and isinstance(inner["lit"], (int, float)):
@@ -166,17 +184,15 @@ class ExprBuilder:
                     out["type"] = "int"
                 return out
             return {"fn": "neg", "args": [inner]}  # the engine's unary minus (``-`` takes two)
-        if isinstance(e, (exp.Cast, exp.TryCast)):
-            return self._cast(e, sub)
-        if isinstance(e, (exp.Add, exp.Sub)) and (
-            isinstance(e.expression, exp.Interval) or isinstance(e.this, exp.Interval)
-        ):
-            return self._fold_interval(e, sub)
-        if isinstance(e, exp.Interval):
+        if kind == K_CAST:
+            return self._cast(cast(exp.Cast, e), sub)
+        if kind == K_ADD_SUB and (isinstance(e.expression, exp.Interval) or isinstance(e.this, exp.Interval)):
+            return self._fold_interval(cast(exp.Add | exp.Sub, e), sub)
+        if kind == K_INTERVAL:
             raise unsupported("INTERVAL outside date-literal arithmetic", e)
-        if isinstance(e, exp.Escape):
+        if kind == K_ESCAPE:
             raise unsupported("LIKE ... ESCAPE", e)
-        if isinstance(e, (exp.And, exp.Or)):
+        if kind == K_CONNECTOR:
             op = "and" if isinstance(e, exp.And) else "or"
             args: list[Expr] = []
             for part in (e.this, e.expression):
@@ -186,25 +202,25 @@ class ExprBuilder:
                 else:
                     args.append(w)
             return {"fn": op, "args": args}
-        if isinstance(e, exp.DPipe):
+        if kind == K_DPIPE:
             args = []
             for part in (e.this, e.expression):
                 w = sub(part)
                 args.extend(w["args"] if w.get("fn") == "concat" else [w])
             return {"fn": "concat", "args": args}
-        if isinstance(e, exp.Concat):
+        if kind == K_CONCAT:
             if e.args.get("coalesce"):
                 raise unsupported("CONCAT that skips NULLs", e)
             return {"fn": "concat", "args": [sub(x) for x in e.expressions]}
-        if type(e) in _BINARY:
+        if kind in (K_BINARY_OP, K_ADD_SUB):  # an addition without an interval too
             if isinstance(e, exp.Div) and e.args.get("typed"):
                 raise unsupported("integer-typed division", e)
-            return {"fn": _BINARY[type(e)], "args": [sub(e.this), sub(e.expression)]}
-        if isinstance(e, exp.Not):
+            return {"fn": BINARY[type(e)], "args": [sub(e.this), sub(e.expression)]}
+        if kind == K_NOT:
             if isinstance(e.this, exp.Is) and isinstance(e.this.expression, exp.Null):
                 return {"fn": "is_not_null", "args": [sub(e.this.this)]}
             return {"fn": "not", "args": [sub(e.this)]}
-        if isinstance(e, exp.Is):
+        if kind == K_IS:
             if isinstance(e.expression, exp.Null):  # also IS UNKNOWN
                 return {"fn": "is_null", "args": [sub(e.this)]}
             if isinstance(e.expression, exp.Boolean):
@@ -212,13 +228,13 @@ class ExprBuilder:
                 tested = sub(e.this) if e.expression.this else {"fn": "not", "args": [sub(e.this)]}
                 return {"fn": "coalesce", "args": [tested, {"lit": False, "type": "boolean"}]}
             raise unsupported(f"IS {e.expression.sql()}", e)
-        if isinstance(e, exp.In):
-            return self._in(e, sub)
-        if isinstance(e, exp.Between):
+        if kind == K_IN:
+            return self._in(cast(exp.In, e), sub)
+        if kind == K_BETWEEN:
             if e.args.get("symmetric"):
                 raise unsupported("BETWEEN SYMMETRIC", e)
             return {"fn": "between", "args": [sub(e.this), sub(e.args["low"]), sub(e.args["high"])]}
-        if isinstance(e, exp.Case):
+        if kind == K_CASE:
             operand = e.this
             args = []
             for branch in e.args.get("ifs") or []:
@@ -228,37 +244,37 @@ class ExprBuilder:
             if e.args.get("default") is not None:
                 args.append(sub(e.args["default"]))
             return {"fn": "case", "args": args}
-        if isinstance(e, exp.If):
+        if kind == K_IF:
             args = [sub(e.this), sub(e.args["true"])]
             if e.args.get("false") is not None:
                 args.append(sub(e.args["false"]))
             return {"fn": "case", "args": args}
-        if isinstance(e, exp.Extract):
+        if kind == K_EXTRACT:
             return {"fn": "extract", "args": [{"lit": e.this.name.lower(), "type": "string"}, sub(e.expression)]}
-        if isinstance(e, exp.Exists):
+        if kind == K_EXISTS:
             return {"subquery": self.query(e.this, self.ctes), "kind": "exists"}
-        if isinstance(e, exp.Subquery):
+        if kind == K_SUBQUERY:
             return {"subquery": self.query(e, self.ctes), "kind": "scalar"}
-        if isinstance(e, (exp.Any, exp.All)):
+        if kind == K_ANY_ALL:
             raise unsupported(f"{e.key.upper()} subquery comparison", e)
-        if isinstance(e, exp.Window):
+        if kind == K_WINDOW:
             raise unsupported("window function outside the SELECT list or ORDER BY", e)
-        if isinstance(e, exp.TsOrDsToDate) and not e.args.get("format"):
+        if kind == K_TS_OR_DS_TO_DATE and not e.args.get("format"):
             inner = sub(e.this)
             if inner.get("type") == "date" or inner.get("fn") == "cast" and inner.get("type") == "date":
                 return inner
             return {"fn": "cast", "args": [inner], "type": "date"}
-        if isinstance(e, (exp.Grouping, exp.GroupingId)):
+        if kind == K_GROUPING:
             if not (skip_top or agg_ok):
                 raise unsupported(f"{e.sql()} outside SELECT/HAVING/ORDER BY", e)
             return {
                 "fn": "grouping" if isinstance(e, exp.Grouping) else "grouping_id",
                 "args": [sub(x) for x in e.expressions],
             }
-        if isinstance(e, exp.Func):
+        if kind in (K_FUNC, K_TS_OR_DS_TO_DATE):  # one with a format too
             if isinstance(e, exp.AggFunc) and not (skip_top or agg_ok):
                 raise unsupported("aggregate function outside SELECT/HAVING/ORDER BY", e)
-            return self._function(e, sub)
+            return self._function(cast(exp.Func, e), sub)
         raise unsupported(f"expression {e.key.upper()} ({e.sql()[:60]})", e)
 
     @staticmethod

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from service.sql.common import TypeKinds
 from service.sql.errors import SqlError
 from service.sql.grouping import grouping_keys
 from service.sql.parse import position, unsupported
@@ -38,18 +39,26 @@ _REFUSED_SELECT_ARGS: dict[str, str] = {
 }
 
 
+#: what the scope walks below do with a node, by its type
+_OTHER, _NESTED, _AGGREGATE, _WINDOW = range(4)
+_SCOPE_KIND = TypeKinds(
+    [((exp.Query, exp.Subquery), _NESTED), (AGGREGATE_CALLS, _AGGREGATE), ((exp.Window,), _WINDOW)], default=_OTHER
+)
+
+
 def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
     """Aggregate calls of this scope; a window's own function is not one."""
     found: list[exp.AggFunc] = []
 
     def visit(node: exp.Expr, is_window_fn: bool) -> None:
-        if isinstance(node, (exp.Query, exp.Subquery)):
+        kind = _SCOPE_KIND(node)
+        if kind == _NESTED:
             return
-        if isinstance(node, AGGREGATE_CALLS) and not is_window_fn:
-            found.append(node)
+        if kind == _AGGREGATE and not is_window_fn:
+            found.append(node)  # type: ignore[arg-type]  # its kind says so
             return
         for child in node.iter_expressions():
-            visit(child, isinstance(node, exp.Window) and child is node.this)
+            visit(child, kind == _WINDOW and child is node.this)
 
     visit(e, False)
     return found
@@ -62,9 +71,9 @@ def _windows_in(e: exp.Expr) -> list[exp.Window]:
     stack = [e]
     while stack:
         node = stack.pop()
-        if isinstance(node, exp.Window):
-            found.append(node)
-        inner = [c for c in node.iter_expressions() if not isinstance(c, (exp.Query, exp.Subquery))]
+        if _SCOPE_KIND(node) == _WINDOW:
+            found.append(node)  # type: ignore[arg-type]
+        inner = [c for c in node.iter_expressions() if _SCOPE_KIND(c) != _NESTED]
         stack.extend(reversed(inner))
     return found
 
