@@ -27,13 +27,19 @@ def hoist_repeated(query: exp.Expr, derived: list[exp.Subquery] | None = None) -
     """
     if not isinstance(query, (exp.Select, exp.SetOperation)) or query.args.get("with_"):
         return query
-    # Candidates by structural hash (cheap, cached by sqlglot), confirmed by identical text: writing every
-    # derived table's text to compare them cost more than the rest of the rendering.
-    by_hash: dict[int, list[exp.Subquery]] = {}
+    # Candidates by shape (the clauses a body has, its number of outputs: read off its top node), then by
+    # structural hash (sqlglot's, a walk of the body), confirmed by identical text: writing every derived
+    # table's text to compare them cost more than the rest of the rendering, and hashing every body a tenth.
+    by_shape: dict[tuple[object, ...], list[exp.Subquery]] = {}
     for sub in query.find_all(exp.Subquery) if derived is None else derived:
         is_derived = isinstance(sub.parent, (exp.From, exp.Join)) and sub.alias and isinstance(sub.this, exp.Query)
         if is_derived:
-            by_hash.setdefault(hash(sub.this), []).append(sub)
+            by_shape.setdefault(_shape(sub.this), []).append(sub)
+    by_hash: dict[int, list[exp.Subquery]] = {}
+    for alike in by_shape.values():
+        if len(alike) > 1:
+            for sub in alike:
+                by_hash.setdefault(hash(sub.this), []).append(sub)
     groups: dict[str, list[exp.Subquery]] = {}
     for candidates in by_hash.values():
         if len(candidates) > 1:
@@ -65,6 +71,12 @@ def hoist_repeated(query: exp.Expr, derived: list[exp.Subquery] | None = None) -
     if ctes:
         query.set("with_", exp.With(expressions=ctes))
     return query
+
+
+def _shape(body: exp.Expr) -> tuple[object, ...]:
+    """What two bodies of identical text share, read off the top node: its class, the clauses it has, its
+    number of outputs."""
+    return (type(body), frozenset(key for key, value in body.args.items() if value), len(body.expressions))
 
 
 def _self_contained(body: exp.Expression) -> bool:
