@@ -18,6 +18,7 @@ where the plan builder reads it (tests/sql/test_bind.py compares whole plans).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import NormalizationStrategy
@@ -333,8 +334,12 @@ class _Binder:
 
 
 #: what ``_Binder.expr`` does with a node of its walk, by the node's type
-_OTHER, _COLUMN, _QUERY, _STAR, _REFUSED = range(5)
-_EXPR_KIND = TypeKinds(
+_OTHER: Final = 0
+_COLUMN: Final = 1
+_QUERY: Final = 2
+_STAR: Final = 3
+_REFUSED: Final = 4
+_EXPR_KIND: Final = TypeKinds(
     [
         ((exp.Column,), _COLUMN),
         ((exp.Query, exp.Subquery), _QUERY),

@@ -61,7 +61,7 @@ K_TS_OR_DS_TO_DATE: Final = 26
 K_GROUPING: Final = 27
 K_FUNC: Final = 28
 
-EXPR_KIND = TypeKinds(
+EXPR_KIND: Final = TypeKinds(
     [
         ((exp.Paren,), K_PAREN),
         ((exp.Column,), K_COLUMN),

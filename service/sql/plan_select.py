@@ -8,7 +8,7 @@ project -> distinct -> sort -> limit.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 
 from sqlglot import exp
 
@@ -40,8 +40,11 @@ _REFUSED_SELECT_ARGS: dict[str, str] = {
 
 
 #: what the scope walks below do with a node, by its type
-_OTHER, _NESTED, _AGGREGATE, _WINDOW = range(4)
-_SCOPE_KIND = TypeKinds(
+_OTHER: Final = 0
+_NESTED: Final = 1
+_AGGREGATE: Final = 2
+_WINDOW: Final = 3
+_SCOPE_KIND: Final = TypeKinds(
     [((exp.Query, exp.Subquery), _NESTED), (AGGREGATE_CALLS, _AGGREGATE), ((exp.Window,), _WINDOW)], default=_OTHER
 )
 

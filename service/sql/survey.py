@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Final
 
 from sqlglot import exp
 
@@ -89,8 +90,17 @@ def survey(stmt: exp.Expr) -> Survey:
 
 
 #: what ``survey`` does with a node, by the node's type (it meets every node of the query)
-_OTHER, _CHAIN, _IDENTIFIER, _SELECT, _TABLE, _ALIAS, _CTE, _HINT, _WINDOW, _AGGREGATE = range(10)
-_KIND = TypeKinds(
+_OTHER: Final = 0
+_CHAIN: Final = 1
+_IDENTIFIER: Final = 2
+_SELECT: Final = 3
+_TABLE: Final = 4
+_ALIAS: Final = 5
+_CTE: Final = 6
+_HINT: Final = 7
+_WINDOW: Final = 8
+_AGGREGATE: Final = 9
+_KIND: Final = TypeKinds(
     [
         ((exp.Union, exp.And, exp.Or), _CHAIN),  # a chain to balance, if ``_chain_root`` says it starts one
         ((exp.Identifier,), _IDENTIFIER),
