@@ -24,7 +24,8 @@ TPCH = Path(__file__).resolve().parents[2] / "bench" / "tpch"
 GENERATED = 40
 
 
-def _corpus() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+@pytest.fixture(scope="module")
+def corpus() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(plan, catalog): the 22 TPC-H answers, and generated plans as written and as the engine rewrote them."""
     tpch_catalog = json.loads((TPCH / "catalog.json").read_text())
     out = []
@@ -38,13 +39,12 @@ def _corpus() -> list[tuple[dict[str, Any], dict[str, Any]]]:
     return out
 
 
-CORPUS = _corpus()
-
-
 @pytest.mark.parametrize("dialect", sorted(name.lower() for name in DIALECTS))
-def test_every_rendered_tree_is_written_as_sqlglot_writes_it(dialect: str) -> None:
+def test_every_rendered_tree_is_written_as_sqlglot_writes_it(
+    dialect: str, corpus: list[tuple[dict[str, Any], dict[str, Any]]]
+) -> None:
     written = 0
-    for plan, plan_catalog in CORPUS:
+    for plan, plan_catalog in corpus:
         try:
             ours = render_tree(plan, dialect, plan_catalog)
         except SqlError:  # a plan this dialect cannot express: refused before writing, either way
@@ -58,7 +58,7 @@ def test_every_rendered_tree_is_written_as_sqlglot_writes_it(dialect: str) -> No
             continue
         assert write_sql(ours, dialect) == expected, json.dumps(plan)[:300]
         written += 1
-    assert written >= len(CORPUS) // 2, f"{dialect}: only {written} plans written"
+    assert written >= len(corpus) // 2, f"{dialect}: only {written} plans written"
 
 
 def test_spark_writes_select_from_and_tables_without_their_transforms() -> None:
