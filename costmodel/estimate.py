@@ -37,7 +37,7 @@ from costmodel.estimate_types import (
 )
 from costmodel.expr import Call, Column, Expr, Subquery
 from costmodel.fold import Truth, constant_truth
-from costmodel.trampoline import Step, run
+from costmodel.trampoline import Done, Step, run
 
 __all__ = [
     "DEFAULTS",
@@ -129,14 +129,23 @@ class Estimator:
     def _cached(self, predicate: Expr) -> Step[SelectivityEstimate]:
         """Trampolined (``costmodel.trampoline``): AND, OR and NOT may nest 10,000 levels."""
         known = self._known(predicate)
-        if known is not None:
-            return known
-        fresh: SelectivityEstimate = yield self._estimate(predicate)
-        with suppress(TypeError):  # an unhashable literal value: estimated again when asked again
-            self._cache[predicate] = fresh
-        return fresh
+        if known is None:
+            known = yield self._estimate(predicate)
+            with suppress(TypeError):  # an unhashable literal value: estimated again when asked again
+                self._cache[predicate] = known
+        yield Done(known)
 
     def _estimate(self, pred: Expr) -> Step[SelectivityEstimate]:
+        found = self._whole(pred)
+        if found is None and isinstance(pred, Call) and pred.fn in ("and", "or", "not"):
+            parts: list[SelectivityEstimate] = []
+            for arg in pred.args:
+                parts.append((yield self._cached(arg)))
+            found = _combined(pred.fn, parts)
+        yield Done(found if found is not None else self._default.estimate(pred, self.columns))
+
+    def _whole(self, pred: Expr) -> SelectivityEstimate | None:
+        """``pred`` estimated as a whole: its constant truth or the first source that knows it; None if none."""
         truth = constant_truth(pred)  # a = NULL reads a column and is still never true
         if truth is Truth.TRUE:
             return SelectivityEstimate(1.0, 1.0, 1.0, "constant")
@@ -146,23 +155,23 @@ class Estimator:
             found = source.estimate(pred, self.columns)
             if found is not None:
                 return found
-        if isinstance(pred, Call) and pred.fn in ("and", "or", "not"):
-            parts: list[SelectivityEstimate] = []
-            for arg in pred.args:
-                parts.append((yield self._cached(arg)))
-            weakest = max((p.source for p in parts), key=lambda s: SOURCE_RANK.get(s, 9))
-            if pred.fn == "and":
-                s, lo, hi = 1.0, 1.0, 1.0
-                for p in parts:
-                    s, lo, hi = s * p.selectivity, lo * p.low, hi * p.high
-            elif pred.fn == "or":
-                s, lo, hi = 0.0, 0.0, 0.0
-                for p in parts:
-                    s = s + p.selectivity - s * p.selectivity
-                    lo = max(lo, p.low)
-                    hi = min(1.0, hi + p.high)
-            else:
-                p = parts[0]
-                s, lo, hi = 1 - p.selectivity, 1 - p.high, 1 - p.low
-            return SelectivityEstimate(clamp(s), clamp(lo), clamp(hi), weakest)
-        return self._default.estimate(pred, self.columns)
+        return None
+
+
+def _combined(fn: str, parts: list[SelectivityEstimate]) -> SelectivityEstimate:
+    """AND, OR or NOT of its operands' estimates (independence assumed), as sure as the least sure of them."""
+    weakest = max((p.source for p in parts), key=lambda s: SOURCE_RANK.get(s, 9))
+    if fn == "and":
+        s, lo, hi = 1.0, 1.0, 1.0
+        for p in parts:
+            s, lo, hi = s * p.selectivity, lo * p.low, hi * p.high
+    elif fn == "or":
+        s, lo, hi = 0.0, 0.0, 0.0
+        for p in parts:
+            s = s + p.selectivity - s * p.selectivity
+            lo = max(lo, p.low)
+            hi = min(1.0, hi + p.high)
+    else:
+        p = parts[0]
+        s, lo, hi = 1 - p.selectivity, 1 - p.high, 1 - p.low
+    return SelectivityEstimate(clamp(s), clamp(lo), clamp(hi), weakest)

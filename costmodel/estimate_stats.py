@@ -27,6 +27,8 @@ def _comparable(value: Any) -> float | None:
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, str):
+        if not value[:4].isdigit():  # not a date: answered without the ValueError parsing would raise
+            return None
         try:
             if len(value) == 10:
                 return float(dt.date.fromisoformat(value).toordinal())

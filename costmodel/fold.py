@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
-from costmodel.trampoline import Step, run
+from costmodel.trampoline import Done, Step, run
 
 
 class Truth(enum.Enum):
@@ -104,31 +104,29 @@ def _leaf_value(expr: Expr, nulls: Set[int]) -> Any:
 
 def _value(expr: Expr, nulls: Set[int]) -> Step[Any]:
     """A constant value for ``expr``, ``None`` for NULL, or ``_UNK`` (trampolined: ``costmodel.trampoline``)."""
-    leaf = _leaf_value(expr, nulls)
-    if leaf is not _CALL:
-        return leaf
-    assert isinstance(expr, Call)
-    if expr.fn == "coalesce" or expr.fn in ("nvl", "ifnull"):
-        for arg in expr.args:
-            value = yield _value(arg, nulls)
-            if value is _UNK:
-                return _UNK
-            if value is not None:
-                return value
-        return None
-    if expr.fn == "case":
-        return (yield _case_value(expr, nulls))
-    if _is_boolean(expr):
-        truth = yield _fold(expr, nulls)
-        return {Truth.TRUE: True, Truth.FALSE: False, Truth.NULL: None}.get(truth, _UNK)
-    if expr.fn in STRICT:
-        values = yield _values(expr.args, nulls)
-        if any(v is None for v in values):
-            return None
-        if any(v is _UNK for v in values):
-            return _UNK
-        return _arith(expr.fn, values)
-    return _UNK
+    value = _leaf_value(expr, nulls)
+    if value is _CALL:
+        assert isinstance(expr, Call)
+        if expr.fn == "coalesce" or expr.fn in ("nvl", "ifnull"):
+            value = None
+            for arg in expr.args:  # the first operand not NULL, unless one before it is unknown
+                value = yield _value(arg, nulls)
+                if value is not None:
+                    break
+        elif expr.fn == "case":
+            value = yield _case_value(expr, nulls)
+        elif _is_boolean(expr):
+            truth = yield _fold(expr, nulls)
+            value = {Truth.TRUE: True, Truth.FALSE: False, Truth.NULL: None}.get(truth, _UNK)
+        elif expr.fn in STRICT:
+            values = yield _values(expr.args, nulls)
+            if any(v is None for v in values):
+                value = None
+            else:
+                value = _UNK if any(v is _UNK for v in values) else _arith(expr.fn, values)
+        else:
+            value = _UNK
+    yield Done(value)
 
 
 def _values(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Any]]:
@@ -136,18 +134,24 @@ def _values(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Any]]:
     for arg in args:
         leaf = _leaf_value(arg, nulls)
         out.append(leaf if leaf is not _CALL else (yield _value(arg, nulls)))
-    return out
+    yield Done(out)
 
 
 def _case_value(expr: Call, nulls: Set[int]) -> Step[Any]:
     args = expr.args
+    value: Any = None
     for i in range(0, len(args) - 1, 2):
         cond = yield _fold(args[i], nulls)
         if cond is Truth.TRUE:
-            return (yield _value(args[i + 1], nulls))
+            value = yield _value(args[i + 1], nulls)
+            break
         if cond is Truth.UNKNOWN:
-            return _UNK
-    return (yield _value(args[-1], nulls)) if len(args) % 2 else None
+            value = _UNK
+            break
+    else:
+        if len(args) % 2:
+            value = yield _value(args[-1], nulls)
+    yield Done(value)
 
 
 def _arith(fn: str, values: list[Any]) -> Any:
@@ -247,7 +251,7 @@ def _folds(args: tuple[Expr, ...], nulls: Set[int]) -> Step[list[Truth]]:
     out = []
     for arg in args:
         out.append((yield _fold(arg, nulls)))
-    return out
+    yield Done(out)
 
 
 #: Truths of expressions with no column NULL (``constant_truth``), by object, in this optimization
@@ -264,93 +268,100 @@ def _remembered(expr: Expr, nulls: Set[int]) -> Truth | None:
 
 def _fold(expr: Expr, nulls: Set[int]) -> Step[Truth]:
     """``_fold_here``, remembered for constant truths (no NULL columns) inside a ``plan_memo``."""
-    remembered = _remembered(expr, nulls)
-    if remembered is not None:
-        return remembered
-    truth: Truth = yield _fold_here(expr, nulls)
-    memo = None if nulls else CONSTANT_TRUTHS.get()
-    if memo is not None and isinstance(expr, Call):
-        memo[id(expr)] = (expr, truth)
-    return truth
+    truth = _remembered(expr, nulls)
+    if truth is None:
+        truth = yield _fold_here(expr, nulls)
+        memo = None if nulls else CONSTANT_TRUTHS.get()
+        if memo is not None and isinstance(expr, Call):
+            memo[id(expr)] = (expr, truth)
+    yield Done(truth)
 
 
 def _fold_here(expr: Expr, nulls: Set[int]) -> Step[Truth]:
+    """One expression's truth, its operands' truths or values worked out first (the tables below)."""
     if isinstance(expr, Literal):
-        if expr.value is None:
-            return Truth.NULL
-        if isinstance(expr.value, bool):
-            return Truth.TRUE if expr.value else Truth.FALSE
-        return Truth.UNKNOWN
-    if isinstance(expr, Column):
-        return Truth.NULL if expr.cid in nulls else Truth.UNKNOWN
-    if isinstance(expr, Subquery):
-        if expr.kind == "in" and (yield _value(expr.args[0], nulls)) is None:
-            return Truth.NOT_TRUE  # NULL IN (...) is NULL, or FALSE for an empty subquery
-        return Truth.UNKNOWN
-    fn = expr.fn
-    if fn == "and":
-        return _and((yield _folds(expr.args, nulls)))
-    if fn == "or":
-        return _or((yield _folds(expr.args, nulls)))
-    if fn == "not":
-        return _not((yield _fold(expr.args[0], nulls)))
-    if fn in ("is_null", "is_not_null"):
+        truth = _value_truth(expr.value)
+    elif isinstance(expr, Column):
+        truth = Truth.NULL if expr.cid in nulls else Truth.UNKNOWN
+    elif isinstance(expr, Subquery):
+        # NULL IN (...) is NULL, or FALSE for an empty subquery
+        truth = Truth.NOT_TRUE if expr.kind == "in" and (yield _value(expr.args[0], nulls)) is None else Truth.UNKNOWN
+    elif expr.fn == "and":
+        truth = _and((yield _folds(expr.args, nulls)))
+    elif expr.fn == "or":
+        truth = _or((yield _folds(expr.args, nulls)))
+    elif expr.fn == "not":
+        truth = _not((yield _fold(expr.args[0], nulls)))
+    elif expr.fn in ("is_null", "is_not_null"):
         value = yield _value(expr.args[0], nulls)
-        if value is _UNK:
-            return Truth.UNKNOWN
-        is_null = value is None
-        return Truth.TRUE if is_null == (fn == "is_null") else Truth.FALSE
-    if fn in ("is_true", "is_false", "is_not_true", "is_not_false"):
-        inner = yield _fold(expr.args[0], nulls)
-        if inner is Truth.UNKNOWN:
-            return Truth.UNKNOWN
-        if inner is Truth.NOT_TRUE:
-            return {"is_true": Truth.FALSE, "is_not_true": Truth.TRUE}.get(fn, Truth.UNKNOWN)
-        hit = inner is (Truth.TRUE if fn in ("is_true", "is_not_true") else Truth.FALSE)
-        if fn.startswith("is_not"):
-            hit = not hit
-        return Truth.TRUE if hit else Truth.FALSE
-    if fn == "<=>":
-        left, right = yield _values(expr.args, nulls)
-        if left is _UNK or right is _UNK:
-            return Truth.UNKNOWN
-        if left is None or right is None:
-            return Truth.TRUE if left is None and right is None else Truth.FALSE
-        return _compare("=", left, right)
-    if fn in COMPARISONS:
-        left, right = yield _values(expr.args, nulls)
-        if left is None or right is None:
-            return Truth.NULL
-        if left is _UNK or right is _UNK:
-            return Truth.UNKNOWN
-        return _compare(fn, left, right)
-    if fn == "in":
+        truth = Truth.UNKNOWN if value is _UNK else _true_if((value is None) == (expr.fn == "is_null"))
+    elif expr.fn in ("is_true", "is_false", "is_not_true", "is_not_false"):
+        truth = _truth_test(expr.fn, (yield _fold(expr.args[0], nulls)))
+    elif expr.fn == "<=>":
+        truth = _null_safe_equal(*(yield _values(expr.args, nulls)))
+    elif expr.fn in COMPARISONS:
+        truth = _comparison(expr.fn, *(yield _values(expr.args, nulls)))
+    elif expr.fn == "in":
         needle = yield _value(expr.args[0], nulls)
-        if needle is None:
-            return Truth.NULL
-        values = yield _values(expr.args[1:], nulls)
-        if needle is _UNK:
-            # x IN (NULL, NULL) can never be true
-            return Truth.NOT_TRUE if all(v is None for v in values) else Truth.UNKNOWN
-        results = [
-            Truth.NULL if v is None else Truth.UNKNOWN if v is _UNK else _compare("=", needle, v) for v in values
-        ]
-        return _or(results)
-    if fn == "between":
-        x, lo, hi = yield _values(expr.args, nulls)
-        if x is None:
-            return Truth.NULL
-        ge = Truth.NULL if lo is None else Truth.UNKNOWN if _UNK in (x, lo) else _compare(">=", x, lo)
-        le = Truth.NULL if hi is None else Truth.UNKNOWN if _UNK in (x, hi) else _compare("<=", x, hi)
-        return _and([ge, le])
-    value = yield _value(expr, nulls)
-    if value is _UNK:
-        return Truth.UNKNOWN
+        truth = Truth.NULL if needle is None else _in(needle, (yield _values(expr.args[1:], nulls)))
+    elif expr.fn == "between":
+        truth = _between(*(yield _values(expr.args, nulls)))
+    else:
+        truth = _value_truth((yield _value(expr, nulls)))
+    yield Done(truth)
+
+
+def _true_if(holds: bool) -> Truth:
+    return Truth.TRUE if holds else Truth.FALSE
+
+
+def _value_truth(value: Any) -> Truth:
+    """The truth of a boolean expression's value (``_value``): NULL, TRUE, FALSE, or UNKNOWN for the rest."""
     if value is None:
         return Truth.NULL
-    if isinstance(value, bool):
-        return Truth.TRUE if value else Truth.FALSE
-    return Truth.UNKNOWN
+    return _true_if(value) if isinstance(value, bool) else Truth.UNKNOWN
+
+
+def _truth_test(fn: str, inner: Truth) -> Truth:
+    """``x IS [NOT] TRUE|FALSE`` on ``x``'s truth: never NULL."""
+    if inner is Truth.UNKNOWN:
+        return Truth.UNKNOWN
+    if inner is Truth.NOT_TRUE:
+        return {"is_true": Truth.FALSE, "is_not_true": Truth.TRUE}.get(fn, Truth.UNKNOWN)
+    hit = inner is (Truth.TRUE if fn in ("is_true", "is_not_true") else Truth.FALSE)
+    return _true_if(hit != fn.startswith("is_not"))
+
+
+def _null_safe_equal(left: Any, right: Any) -> Truth:
+    """``left <=> right``: NULL equals NULL, never NULL itself."""
+    if left is _UNK or right is _UNK:
+        return Truth.UNKNOWN
+    if left is None or right is None:
+        return _true_if(left is None and right is None)
+    return _compare("=", left, right)
+
+
+def _comparison(fn: str, left: Any, right: Any) -> Truth:
+    """``left fn right`` for a comparison other than ``<=>``: NULL when either side is."""
+    if left is None or right is None:
+        return Truth.NULL
+    return Truth.UNKNOWN if left is _UNK or right is _UNK else _compare(fn, left, right)
+
+
+def _in(needle: Any, values: list[Any]) -> Truth:
+    """``needle IN (values)`` with ``needle`` not NULL."""
+    if needle is _UNK:
+        # x IN (NULL, NULL) can never be true
+        return Truth.NOT_TRUE if all(v is None for v in values) else Truth.UNKNOWN
+    return _or([Truth.NULL if v is None else Truth.UNKNOWN if v is _UNK else _compare("=", needle, v) for v in values])
+
+
+def _between(x: Any, lo: Any, hi: Any) -> Truth:
+    if x is None:
+        return Truth.NULL
+    ge = Truth.NULL if lo is None else Truth.UNKNOWN if _UNK in (x, lo) else _compare(">=", x, lo)
+    le = Truth.NULL if hi is None else Truth.UNKNOWN if _UNK in (x, hi) else _compare("<=", x, hi)
+    return _and([ge, le])
 
 
 def rejects_nulls(expr: Expr, cids: Set[int]) -> bool:

@@ -19,7 +19,7 @@ from costmodel.cut_change import cut_change
 from costmodel.materialize import Built, Estimate, Materializer, placements_of
 from costmodel.plan import Node
 from costmodel.positions import Position, Pred, deepest
-from costmodel.trampoline import Step, run
+from costmodel.trampoline import Done, Step, run
 
 _EPS: Final = 1e-9
 
@@ -53,7 +53,8 @@ def _best_from(
     if free_pass is not None and len(pos.below) == 1 and free_pass(pos):
         sub, sub_cost = yield _best_from(pos.below[0], fixed, cost, free_pass)
         pos.best_below = sub_cost
-        return sub, sub_cost
+        yield Done((sub, sub_cost))
+        return
     here = cost(fixed + [pos])
     pos.cost_here = here
     best, best_cost = [pos], here
@@ -71,7 +72,7 @@ def _best_from(
         pos.best_below = together
         if _better_or_equal(together, best_cost):
             best, best_cost = chosen, together
-    return best, best_cost
+    yield Done((best, best_cost))
 
 
 def place(

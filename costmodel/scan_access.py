@@ -34,7 +34,7 @@ from costmodel.reasons import Reason
 from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rounding import rounded
-from costmodel.trampoline import Step, run
+from costmodel.trampoline import Done, Step, run
 
 
 @dataclass
@@ -144,7 +144,8 @@ class ScanAccess:
     def _visit(self, node: Node, null_supplying: bool, index_joined: frozenset[str]) -> Step[Node]:
         """Trampolined (``costmodel.trampoline``): a plan may be 10,000 levels deep."""
         if isinstance(node, Scan):
-            return self._scan(node, null_supplying, node.id in index_joined)
+            yield Done(self._scan(node, null_supplying, node.id in index_joined))
+            return
         if isinstance(node, Join):
             joined = _joined_through_index(node, self.catalog)
             index_joined = index_joined | ({joined.id} if joined is not None else set())
@@ -153,7 +154,7 @@ class ScanAccess:
         visited = []
         for kid, flag in zip(kids, flags, strict=True):
             visited.append((yield self._visit(kid, flag, index_joined)))
-        return with_children(node, visited)
+        yield Done(with_children(node, visited))
 
     def _scan(self, scan: Scan, null_supplying: bool, index_joined: bool) -> Node:
         table = self.catalog.table(scan.table)

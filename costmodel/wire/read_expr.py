@@ -15,7 +15,7 @@ from costmodel.expr import Call, Column, Expr, Literal, Subquery
 from costmodel.functions import KNOWN_FUNCTIONS, FunctionDecl
 from costmodel.plan import Field, NamedExpr, Node, SortKey
 from costmodel.strict import check_keys
-from costmodel.trampoline import Step, run
+from costmodel.trampoline import Done, Step, run
 from costmodel.wire.scopes import Scopes
 
 NAMED_KEYS: Final = frozenset({"expr", "as"})
@@ -157,76 +157,78 @@ class ExpressionReader:
         """An expression with operands (``_leaf`` read it is not a leaf), its operands read first."""
         if "subquery" in raw:
             check_keys(raw, _SUBQUERY_KEYS, path)
-            return self.subquery(raw, scope, path, depth)
-        if "fn" in raw:
-            fn = raw["fn"]
-            if not isinstance(fn, str) or not fn:
-                raise PlanError("invalid_expression", "fn must be a non-empty string", f"{path}.fn")
-            fn = fn.lower()
-            check_keys(raw, _CAST_KEYS if fn == "cast" else _UDF_KEYS if fn == "udf" else _CALL_KEYS, path)
-            args_raw = raw.get("args", [])
-            if not isinstance(args_raw, list):
-                raise PlanError("invalid_expression", "args must be a list", f"{path}.args")
-            bounds = _ARITY.get(fn)
-            if bounds is not None:
-                low, high = bounds
-                if len(args_raw) < low or (high is not None and len(args_raw) > high):
-                    expected = str(low) if low == high else f"at least {low}" if high is None else f"{low}..{high}"
-                    raise PlanError(
-                        "invalid_arity",
-                        f"{fn} takes {expected} arguments, got {len(args_raw)}",
-                        f"{path}.args",
-                    )
-            args_read: list[Expr] = []
-            for i, a in enumerate(args_raw):
-                at = self.short(f"{path}.args[{i}]")
-                leaf = self._leaf(a, scope, at, depth + 1)
-                args_read.append(leaf if leaf is not None else (yield self._expr(a, scope, at, depth + 1)))
-            args = tuple(args_read)
-            if fn == "cast":
-                typ = raw.get("type")
-                if not isinstance(typ, str):
-                    raise PlanError("invalid_expression", "cast needs a target type", f"{path}.type")
-                return Call("cast", args, type=typ.lower())
-            if fn == "udf":
-                name = raw.get("name")
-                if not isinstance(name, str) or not name:
-                    raise PlanError("invalid_expression", "a udf needs a name", f"{path}.name")
-                cost = raw.get("cost")
-                if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
-                    raise PlanError("invalid_expression", "cost must be a non-negative number", f"{path}.cost")
-                decl = self.functions.get(name.lower(), FunctionDecl())  # the call's own fields win
-                det = raw.get("deterministic", decl.deterministic)
-                if not isinstance(det, bool):
-                    raise PlanError(
-                        "invalid_expression", "deterministic must be true or false", f"{path}.deterministic"
-                    )
-                cost = decl.cost if cost is None else float(cost)
-                return Call("udf", args, name=name, cost=cost, deterministic=det, may_fail=decl.may_fail)
-            if fn in ("and", "or") and len(args) == 1:
-                return args[0]
-            if fn == "<>":
-                fn = "!="
-            distinct = raw.get("distinct", False)
-            if not isinstance(distinct, bool):
-                raise PlanError("invalid_expression", "distinct must be true or false", f"{path}.distinct")
-            declared = self.functions.get(fn)
-            if declared is not None:
-                return Call(
-                    fn,
-                    args,
-                    distinct=distinct,
-                    cost=declared.cost,
-                    deterministic=declared.deterministic,
-                    may_fail=declared.may_fail,
+            yield Done(self.subquery(raw, scope, path, depth))
+            return
+        if "fn" not in raw:
+            raise PlanError(
+                "invalid_expression",
+                "an expression needs one of col, lit, fn, subquery",
+                path,
+                {"keys": sorted(raw)},
+            )
+        fn = raw["fn"]
+        if not isinstance(fn, str) or not fn:
+            raise PlanError("invalid_expression", "fn must be a non-empty string", f"{path}.fn")
+        fn = fn.lower()
+        check_keys(raw, _CAST_KEYS if fn == "cast" else _UDF_KEYS if fn == "udf" else _CALL_KEYS, path)
+        args_raw = raw.get("args", [])
+        if not isinstance(args_raw, list):
+            raise PlanError("invalid_expression", "args must be a list", f"{path}.args")
+        bounds = _ARITY.get(fn)
+        if bounds is not None:
+            low, high = bounds
+            if len(args_raw) < low or (high is not None and len(args_raw) > high):
+                expected = str(low) if low == high else f"at least {low}" if high is None else f"{low}..{high}"
+                raise PlanError(
+                    "invalid_arity",
+                    f"{fn} takes {expected} arguments, got {len(args_raw)}",
+                    f"{path}.args",
                 )
-            return Call(fn, args, distinct=distinct, opaque=fn not in KNOWN_FUNCTIONS)
-        raise PlanError(
-            "invalid_expression",
-            "an expression needs one of col, lit, fn, subquery",
-            path,
-            {"keys": sorted(raw)},
-        )
+        args_read: list[Expr] = []
+        for i, a in enumerate(args_raw):
+            at = self.short(f"{path}.args[{i}]")
+            leaf = self._leaf(a, scope, at, depth + 1)
+            args_read.append(leaf if leaf is not None else (yield self._expr(a, scope, at, depth + 1)))
+        yield Done(self._call(fn, tuple(args_read), raw, path))
+
+    def _call(self, fn: str, args: tuple[Expr, ...], raw: dict[str, Any], path: str) -> Expr:
+        """Call ``fn`` (lower case, its arity checked) on ``args``, read, with the rest of its fields."""
+        if fn == "cast":
+            typ = raw.get("type")
+            if not isinstance(typ, str):
+                raise PlanError("invalid_expression", "cast needs a target type", f"{path}.type")
+            return Call("cast", args, type=typ.lower())
+        if fn == "udf":
+            name = raw.get("name")
+            if not isinstance(name, str) or not name:
+                raise PlanError("invalid_expression", "a udf needs a name", f"{path}.name")
+            cost = raw.get("cost")
+            if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0):
+                raise PlanError("invalid_expression", "cost must be a non-negative number", f"{path}.cost")
+            decl = self.functions.get(name.lower(), FunctionDecl())  # the call's own fields win
+            det = raw.get("deterministic", decl.deterministic)
+            if not isinstance(det, bool):
+                raise PlanError("invalid_expression", "deterministic must be true or false", f"{path}.deterministic")
+            cost = decl.cost if cost is None else float(cost)
+            return Call("udf", args, name=name, cost=cost, deterministic=det, may_fail=decl.may_fail)
+        if fn in ("and", "or") and len(args) == 1:
+            return args[0]
+        if fn == "<>":
+            fn = "!="
+        distinct = raw.get("distinct", False)
+        if not isinstance(distinct, bool):
+            raise PlanError("invalid_expression", "distinct must be true or false", f"{path}.distinct")
+        declared = self.functions.get(fn)
+        if declared is not None:
+            return Call(
+                fn,
+                args,
+                distinct=distinct,
+                cost=declared.cost,
+                deterministic=declared.deterministic,
+                may_fail=declared.may_fail,
+            )
+        return Call(fn, args, distinct=distinct, opaque=fn not in KNOWN_FUNCTIONS)
 
     def subquery(self, raw: dict[str, Any], scope: tuple[Field, ...], path: str, depth: int) -> Expr:
         self.check_subqueries(path)
