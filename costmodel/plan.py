@@ -20,22 +20,22 @@ from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
 from costmodel.plan_nodes import Aggregate as Aggregate
 from costmodel.plan_nodes import Alias as Alias
 from costmodel.plan_nodes import Distinct as Distinct
-from costmodel.plan_nodes import Field as Field
 from costmodel.plan_nodes import Filter as Filter
 from costmodel.plan_nodes import Generate as Generate
-from costmodel.plan_nodes import IndexLookup as IndexLookup
 from costmodel.plan_nodes import Join as Join
 from costmodel.plan_nodes import Limit as Limit
-from costmodel.plan_nodes import NamedExpr as NamedExpr
 from costmodel.plan_nodes import Node as Node
 from costmodel.plan_nodes import Project as Project
 from costmodel.plan_nodes import Sample as Sample
 from costmodel.plan_nodes import Scan as Scan
 from costmodel.plan_nodes import SetOp as SetOp
 from costmodel.plan_nodes import Sort as Sort
-from costmodel.plan_nodes import SortKey as SortKey
 from costmodel.plan_nodes import Window as Window
-from costmodel.plan_nodes import WindowFrame as WindowFrame
+from costmodel.plan_parts import Field as Field
+from costmodel.plan_parts import IndexLookup as IndexLookup
+from costmodel.plan_parts import NamedExpr as NamedExpr
+from costmodel.plan_parts import SortKey as SortKey
+from costmodel.plan_parts import WindowFrame as WindowFrame
 from costmodel.rebuild import replaced
 from costmodel.render import TEXTS
 
@@ -46,12 +46,12 @@ def op_name(node: Node) -> str:
 
 
 def children(node: Node) -> tuple[Node, ...]:
-    return kind_of(node).children(node)
+    return node.children()
 
 
 def with_children(node: Node, kids: Sequence[Node]) -> Node:
     """Copy of ``node`` over new children (same id); ``node`` itself when they are the same objects."""
-    return kind_of(node).with_children(node, kids)
+    return node.with_children(kids)
 
 
 def _named_map(items: tuple[NamedExpr, ...], fn: Callable[[Expr], Expr]) -> tuple[NamedExpr, ...]:

@@ -1,106 +1,18 @@
-"""The plan's node and field classes (``costmodel.plan`` holds what works on them, and re-exports them).
+"""The plan's node classes (``costmodel.plan`` holds what works on them, and re-exports them).
 
 Each class writes its ``__init__`` out: compiled, that is a native constructor (docs/decisions/0003-compiled-engine.md).
+Each says what its inputs are (``children``) and makes itself over new ones (``with_children``): compiled, a
+native method call, where looking the kind up and calling its hook cost a plan request 8% (a rebuilt node was
+copied field by field through ``replaced``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from costmodel.expr import Column, Expr
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
-class Field:
-    cid: int
-    name: str
-    qualifier: str | None = None
-    type: str = "unknown"
-
-    def __init__(self, cid: int, name: str, qualifier: str | None = None, type: str = "unknown") -> None:
-        object.__setattr__(self, "cid", cid)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "qualifier", qualifier)
-        object.__setattr__(self, "type", type)
-
-    def column(self) -> Column:
-        spelled = f"{self.qualifier}.{self.name}" if self.qualifier else self.name
-        return Column(spelled, self.cid, self.type)
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
-class WindowFrame:
-    """A window function's frame, ``ROWS BETWEEN 1 PRECEDING AND CURRENT ROW``.
-
-    ``kind`` is ``rows`` or ``range``; a bound is ``unbounded preceding``,
-    ``N preceding``, ``current row``, ``N following`` or ``unbounded following``.
-    """
-
-    kind: str = "rows"
-    start: str = "unbounded preceding"
-    end: str = "current row"
-
-    def __init__(self, kind: str = "rows", start: str = "unbounded preceding", end: str = "current row") -> None:
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "start", start)
-        object.__setattr__(self, "end", end)
-
-    def sql(self) -> str:
-        return f"{self.kind.upper()} BETWEEN {self.start.upper()} AND {self.end.upper()}"
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
-class NamedExpr:
-    """``expr AS name``; ``cid`` is the output column it defines."""
-
-    expr: Expr
-    name: str
-    cid: int = -1
-    qualifier: str | None = None
-    partition_by: tuple[Expr, ...] | None = None  # per-function window partition, when it differs
-    frame: WindowFrame | None = None  # a window function's frame, when it has one
-
-    def __init__(
-        self,
-        expr: Expr,
-        name: str,
-        cid: int = -1,
-        qualifier: str | None = None,
-        partition_by: tuple[Expr, ...] | None = None,
-        frame: WindowFrame | None = None,
-    ) -> None:
-        object.__setattr__(self, "expr", expr)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "cid", cid)
-        object.__setattr__(self, "qualifier", qualifier)
-        object.__setattr__(self, "partition_by", partition_by)
-        object.__setattr__(self, "frame", frame)
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
-class SortKey:
-    expr: Expr
-    desc: bool = False
-    nulls_first: bool | None = None
-
-    def __init__(self, expr: Expr, desc: bool = False, nulls_first: bool | None = None) -> None:
-        object.__setattr__(self, "expr", expr)
-        object.__setattr__(self, "desc", desc)
-        object.__setattr__(self, "nulls_first", nulls_first)
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
-class IndexLookup:
-    """Scan through an index (Dolt's "Indexed table access on index [...]")."""
-
-    index: str
-    columns: tuple[str, ...]
-    predicates: tuple[Expr, ...]
-
-    def __init__(self, index: str, columns: tuple[str, ...], predicates: tuple[Expr, ...]) -> None:
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "columns", columns)
-        object.__setattr__(self, "predicates", predicates)
+from costmodel.expr import Expr
+from costmodel.plan_parts import Field, IndexLookup, NamedExpr, SortKey
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
@@ -136,6 +48,12 @@ class Scan:
         object.__setattr__(self, "containers", containers)
         object.__setattr__(self, "columns", columns)
 
+    def children(self) -> tuple[Node, ...]:
+        return ()
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Filter:
@@ -148,6 +66,12 @@ class Filter:
         object.__setattr__(self, "predicate", predicate)
         object.__setattr__(self, "input", input)
 
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Filter(self.id, self.predicate, kids[0])
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Project:
@@ -159,6 +83,12 @@ class Project:
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "exprs", exprs)
         object.__setattr__(self, "input", input)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Project(self.id, self.exprs, kids[0])
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
@@ -194,6 +124,16 @@ class Aggregate:
             common &= set(grouping)
         return {self.group_by[i].cid for i in common}
 
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return (
+            self
+            if kids[0] is self.input
+            else Aggregate(self.id, self.group_by, self.aggregates, kids[0], self.grouping_sets)
+        )
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Join:
@@ -211,6 +151,14 @@ class Join:
         object.__setattr__(self, "left", left)
         object.__setattr__(self, "right", right)
         object.__setattr__(self, "null_aware", null_aware)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.left, self.right)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        if kids[0] is self.left and kids[1] is self.right:
+            return self
+        return Join(self.id, self.type, self.on, kids[0], kids[1], self.null_aware)
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
@@ -230,6 +178,14 @@ class SetOp:
         object.__setattr__(self, "inputs", inputs)
         object.__setattr__(self, "fields", fields)
 
+    def children(self) -> tuple[Node, ...]:
+        return self.inputs
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        if all(a is b for a, b in zip(kids, self.inputs, strict=True)):
+            return self
+        return SetOp(self.id, self.op, self.all, tuple(kids), self.fields)
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Sort:
@@ -244,6 +200,12 @@ class Sort:
         object.__setattr__(self, "input", input)
         object.__setattr__(self, "limit", limit)
 
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Sort(self.id, self.keys, kids[0], self.limit)
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Limit:
@@ -257,6 +219,12 @@ class Limit:
         object.__setattr__(self, "count", count)
         object.__setattr__(self, "offset", offset)
         object.__setattr__(self, "input", input)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Limit(self.id, self.count, self.offset, kids[0])
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
@@ -281,6 +249,16 @@ class Window:
         object.__setattr__(self, "functions", functions)
         object.__setattr__(self, "input", input)
 
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return (
+            self
+            if kids[0] is self.input
+            else Window(self.id, self.partition_by, self.order_by, self.functions, kids[0])
+        )
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Distinct:
@@ -290,6 +268,12 @@ class Distinct:
     def __init__(self, id: str, input: Node) -> None:
         object.__setattr__(self, "id", id)
         object.__setattr__(self, "input", input)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Distinct(self.id, kids[0])
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
@@ -316,6 +300,12 @@ class Alias:
         object.__setattr__(self, "fields", fields)
         object.__setattr__(self, "column_names", column_names)
 
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Alias(self.id, self.name, kids[0], self.fields, self.column_names)
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Generate:
@@ -338,6 +328,16 @@ class Generate:
         object.__setattr__(self, "columns", columns)
         object.__setattr__(self, "input", input)
 
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return (
+            self
+            if kids[0] is self.input
+            else Generate(self.id, self.generator, self.outer, self.alias, self.columns, kids[0])
+        )
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Sample:
@@ -355,6 +355,12 @@ class Sample:
         object.__setattr__(self, "method", method)
         object.__setattr__(self, "seed", seed)
         object.__setattr__(self, "input", input)
+
+    def children(self) -> tuple[Node, ...]:
+        return (self.input,)
+
+    def with_children(self, kids: Sequence[Node]) -> Node:
+        return self if kids[0] is self.input else Sample(self.id, self.fraction, self.method, self.seed, kids[0])
 
 
 Node = Scan | Filter | Project | Aggregate | Join | SetOp | Sort | Limit | Window | Distinct | Alias | Generate | Sample

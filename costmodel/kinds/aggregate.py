@@ -12,8 +12,6 @@ from costmodel.kinds.shape import (
     input_scope,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.kinds.text import named_text
@@ -129,8 +127,6 @@ KIND: Final = register(
         ops=("aggregate",),
         wire_keys=frozenset({"group_by", "aggregates", "grouping_sets", "input"}),
         default_k=4.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=lambda node: fields_of(node.group_by + node.aggregates),
         scope=input_scope,
         expressions=_expressions,

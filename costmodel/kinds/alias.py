@@ -11,8 +11,6 @@ from costmodel.kinds.shape import (
     no_expressions,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.plan import Alias, Field, Node, output_fields
@@ -65,8 +63,6 @@ KIND: Final = register(
         ops=("alias",),
         wire_keys=frozenset({"name", "columns", "input"}),
         default_k=0.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=lambda node: node.fields,
         scope=input_scope,
         expressions=no_expressions,

@@ -10,8 +10,6 @@ from costmodel.kinds.shape import (
     no_expressions,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.plan import Distinct, Node, output_fields
@@ -50,8 +48,6 @@ KIND: Final = register(
         ops=("distinct",),
         wire_keys=frozenset({"input"}),
         default_k=4.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=SAME_AS_INPUT,
         scope=input_scope,
         expressions=no_expressions,

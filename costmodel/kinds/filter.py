@@ -11,8 +11,6 @@ from costmodel.kinds.shape import (
     input_scope,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.plan import Filter, Node, output_fields
@@ -55,8 +53,6 @@ KIND: Final = register(
         ops=("filter",),
         wire_keys=frozenset({"predicate", "input"}),
         default_k=1.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=SAME_AS_INPUT,
         scope=input_scope,
         expressions=_expressions,

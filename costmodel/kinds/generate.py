@@ -21,8 +21,6 @@ from costmodel.kinds.shape import (
     input_scope,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.plan import Field, Generate, Node, output_fields
@@ -93,8 +91,6 @@ KIND: Final = register(
         ops=("generate",),
         wire_keys=frozenset({"generator", "outer", "alias", "columns", "input"}),
         default_k=1.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=lambda node: output_fields(node.input) + node.columns,
         scope=input_scope,
         expressions=lambda node: [node.generator],

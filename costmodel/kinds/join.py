@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
@@ -11,7 +10,6 @@ from costmodel.joins import JOIN_TYPES
 from costmodel.kinds.join_rows import estimate_join
 from costmodel.kinds.registry import OperatorKind, register
 from costmodel.plan import Field, Join, Node, output_fields
-from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rules.infer_join_keys import column_pairs
 from costmodel.rules.join import push_through_join
@@ -68,16 +66,6 @@ def _describe(node: Any, namer: Namer) -> str:
     return f"{_title(node)}:{on}"
 
 
-def _children(node: Join) -> tuple[Node, ...]:
-    return (node.left, node.right)
-
-
-def _with_children(node: Join, kids: Sequence[Node]) -> Node:
-    if kids[0] is node.left and kids[1] is node.right:
-        return node
-    return replaced(node, left=kids[0], right=kids[1])
-
-
 def _fields(node: Any) -> tuple[Field, ...]:
     left = output_fields(node.left)
     return left + output_fields(node.right) if JOIN_TYPES[node.type].emits_right else left
@@ -110,8 +98,6 @@ KIND: Final = register(
         ops=("join",),
         wire_keys=frozenset({"type", "on", "null_aware", "left", "right"}),
         default_k=4.0,
-        children=_children,
-        with_children=_with_children,
         output_fields=_fields,
         scope=_scope,
         expressions=_expressions,

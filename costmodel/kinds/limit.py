@@ -11,8 +11,6 @@ from costmodel.kinds.shape import (
     no_expressions,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.plan import Limit, Node
@@ -56,8 +54,6 @@ KIND: Final = register(
         ops=("limit",),
         wire_keys=frozenset({"count", "offset", "input"}),
         default_k=1.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=SAME_AS_INPUT,
         scope=input_scope,
         expressions=no_expressions,

@@ -12,8 +12,6 @@ from costmodel.kinds.shape import (
     input_scope,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.kinds.text import named_text
@@ -67,8 +65,6 @@ KIND: Final = register(
         ops=("project",),
         wire_keys=frozenset({"exprs", "input"}),
         default_k=1.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=lambda node: fields_of(node.exprs),
         scope=input_scope,
         expressions=_expressions,

@@ -15,7 +15,7 @@ an import cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
@@ -55,9 +55,7 @@ class OperatorKind(Generic[N]):
     wire_keys: frozenset[str]
     #: per-row cost constant k, relative to one plain comparison (docs/cost-model.md)
     default_k: float
-    # ---- shape
-    children: Callable[[N], tuple[Node, ...]]
-    with_children: Callable[[N, Sequence[Node]], Node]
+    # ---- shape (its inputs: the node class's own ``children`` and ``with_children``, costmodel.plan_nodes)
     #: the columns it emits, or SAME_AS_INPUT
     output_fields: Callable[[N], tuple[Field, ...]] | Literal["same_as_input"]
     #: the columns its own expressions are resolved against

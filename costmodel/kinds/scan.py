@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
@@ -138,14 +137,6 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, (rows,), out, k_read + max(k_filters, 0.0), ndv, 0.0, (table_rows, base_ndv))
 
 
-def _no_children(node: Any) -> tuple[Node, ...]:
-    return ()
-
-
-def _same_node(node: Scan, kids: Sequence[Node]) -> Node:
-    return node
-
-
 def _own_fields(node: Any) -> tuple[Field, ...]:
     return node.fields  # type: ignore[no-any-return]
 
@@ -169,8 +160,6 @@ KIND: Final = register(
         ops=("scan",),
         wire_keys=frozenset({"table", "alias", "filters", "columns", "containers", "index"}),
         default_k=1.0,
-        children=_no_children,
-        with_children=_same_node,
         output_fields=_own_fields,
         scope=_own_fields,
         expressions=_expressions,

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
 from costmodel.kinds.registry import OperatorKind, register
 from costmodel.kinds.shape import no_equalities, no_expressions, no_scope
 from costmodel.plan import Field, Node, SetOp, output_fields
-from costmodel.rebuild import replaced
 from costmodel.rules.setop import push_through_setop
 from costmodel.wire.names import Namer
 
@@ -58,14 +56,6 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, out, model.options.k("union"), {})
 
 
-def _children(node: SetOp) -> tuple[Node, ...]:
-    return node.inputs
-
-
-def _with_children(node: SetOp, kids: Sequence[Node]) -> Node:
-    return node if all(a is b for a, b in zip(kids, node.inputs, strict=True)) else replaced(node, inputs=tuple(kids))
-
-
 def _title(node: Any) -> str:
     return f"{node.op.capitalize()}{' All' if node.all else ''}"
 
@@ -77,8 +67,6 @@ KIND: Final = register(
         ops=("union", "intersect", "except"),
         wire_keys=frozenset({"all", "inputs"}),
         default_k=1.0,
-        children=_children,
-        with_children=_with_children,
         output_fields=lambda node: node.fields,
         scope=no_scope,
         expressions=no_expressions,

@@ -10,7 +10,6 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from costmodel.expr import Column, Expr
 from costmodel.plan import Field, NamedExpr, Node, output_fields
-from costmodel.rebuild import replaced
 
 
 class OneInput(Protocol):
@@ -23,14 +22,6 @@ class OneInput(Protocol):
 
 
 U = TypeVar("U", bound=OneInput)
-
-
-def unary_children(node: OneInput) -> tuple[Node, ...]:
-    return (node.input,)
-
-
-def unary_with_children(node: U, kids: Sequence[Node]) -> U:
-    return node if kids[0] is node.input else replaced(node, input=kids[0])
 
 
 def wire_input(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:

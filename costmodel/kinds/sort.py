@@ -11,8 +11,6 @@ from costmodel.kinds.shape import (
     input_scope,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.kinds.text import keys_text
@@ -67,8 +65,6 @@ KIND: Final = register(
         ops=("sort",),
         wire_keys=frozenset({"keys", "limit", "input"}),
         default_k=3.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=SAME_AS_INPUT,
         scope=input_scope,
         expressions=_expressions,

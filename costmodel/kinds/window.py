@@ -11,8 +11,6 @@ from costmodel.kinds.shape import (
     input_scope,
     pass_equalities,
     same_null_supplying,
-    unary_children,
-    unary_with_children,
     wire_input,
 )
 from costmodel.kinds.text import exprs_text, keys_text, named_text
@@ -126,8 +124,6 @@ KIND: Final = register(
         ops=("window",),
         wire_keys=frozenset({"partition_by", "order_by", "functions", "input"}),
         default_k=3.0,
-        children=unary_children,
-        with_children=unary_with_children,
         output_fields=_fields,
         scope=input_scope,
         expressions=_expressions,

@@ -17,7 +17,7 @@ from costmodel import PlanError, catalog_from_wire, optimize_wire, plan_from_wir
 from costmodel.kinds import all_kinds, kind_for_op, kind_of
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, UnknownKind
 from costmodel.options import Options, default_operator_costs
-from costmodel.plan import children
+from costmodel.plan import op_name
 from tests.costmodel.dsl import after, c, decision, filter_, run, scan, table, tree, udf
 
 HOOKS = [f.name for f in dataclasses.fields(OperatorKind)]
@@ -62,7 +62,7 @@ def test_an_unregistered_node_is_an_error_not_a_default() -> None:
         id: str
 
     with pytest.raises(UnknownKind):
-        children(Explode("x"))  # type: ignore[arg-type]
+        op_name(Explode("x"))  # type: ignore[arg-type]
     with pytest.raises(KeyError):
         Options().k("explode")
 
