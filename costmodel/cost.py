@@ -97,18 +97,18 @@ class RowEstimate:
     """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters."""
 
     cost: NodeCost
-    ndv: Mapping[int, float]
+    ndv: dict[int, float]
     #: rows and NDVs this subtree would emit with no filter applied since the last aggregate, set
     #: operation or limit: joins are estimated on these and scaled by what the filters keep (see _join)
     base_rows: float
-    base_ndv: Mapping[int, float]
+    base_ndv: dict[int, float]
 
     def __init__(
         self,
         cost: NodeCost,
-        ndv: Mapping[int, float],
+        ndv: dict[int, float],
         base_rows: float,
-        base_ndv: Mapping[int, float],
+        base_ndv: dict[int, float],
     ) -> None:
         object.__setattr__(self, "cost", cost)
         object.__setattr__(self, "ndv", ndv)
@@ -278,13 +278,15 @@ class CostModel:
         inputs: tuple[float, ...],
         rows_out: float,
         k: float,
-        ndv: Mapping[int, float],
+        ndv: dict[int, float],
         extra: float = 0.0,
-        base: tuple[float, Mapping[int, float]] | None = None,
+        base: tuple[float, dict[int, float]] | None = None,
     ) -> RowEstimate:
         """The estimate; ``base`` (rows and NDVs without the filters below) defaults to the output itself."""
         rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
-        rows_in = sum(inputs)
+        rows_in = 0.0
+        for rows in inputs:  # compiled, a loop adds C doubles; sum() is a call into Python
+            rows_in += rows
         cost = k * rows_in + extra
         kids = self._kids if self._kids_of is node else [self._est(child) for child in children(node)]
         below = 0.0
@@ -321,7 +323,7 @@ class CostModel:
             return float(sum(c.row_count for c in chosen))
         return rows * len(chosen) / len(table.containers)
 
-    def expr_ndv(self, expr: Expr, ndv: Mapping[int, float]) -> float | None:
+    def expr_ndv(self, expr: Expr, ndv: dict[int, float]) -> float | None:
         if isinstance(expr, Column):
             return ndv.get(expr.cid)
         cids = column_ids(expr)

@@ -114,7 +114,7 @@ def _all_under(top: Place, ats: list[str], place: Mapping[str, Place]) -> bool:
     return True
 
 
-def without(ndv: Mapping[int, float], drop: frozenset[int]) -> Mapping[int, float]:
+def without(ndv: dict[int, float], drop: frozenset[int]) -> dict[int, float]:
     """``ndv`` without the columns of ``drop`` (``ndv`` itself when it holds none of them).
 
     >>> without({1: 5.0, 2: 7.0}, frozenset({2}))

@@ -6,7 +6,7 @@ the estimates stop changing (``Materializer.moved``), so a candidate in a large 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from operator import itemgetter
@@ -18,7 +18,7 @@ from costmodel.positions import ABOVE, ON, SCAN, Position, Pred, deepest
 from costmodel.rebuild import replaced
 
 if TYPE_CHECKING:
-    from costmodel.cost import RowEstimate
+    from costmodel.cost import CostModel, RowEstimate
 
 
 Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
@@ -106,7 +106,7 @@ class Materializer:
             )
         return Built(tops[self.skeleton.id], tops, placements)
 
-    def moved(self, base: Built, index: int, old: list[Position], new: list[Position], estimate: Estimate) -> Built:
+    def moved(self, base: Built, index: int, old: list[Position], new: list[Position], model: CostModel) -> Built:
         """``move``, costed incrementally: ``base.total`` plus the change in the own costs of the rebuilt nodes.
 
         Nodes are rebuilt deepest first, and only until the one node all changes sit under estimates the same
@@ -143,8 +143,8 @@ class Materializer:
             )
             rebuilt[node_id] = top
             before = base.tops[node_id]
-            delta += _own_cost(top, node_id, estimate) - _own_cost(before, node_id, estimate)
-            if not queue and _same_estimate(estimate(top), estimate(before)):
+            delta += _own_cost(top, node_id, model) - _own_cost(before, node_id, model)
+            if not queue and _same_estimate(model.row_estimate(top), model.row_estimate(before)):
                 break
             parent = self._parent[node_id]
             if parent is not None and parent not in queued:
@@ -218,16 +218,12 @@ class Materializer:
         return new
 
 
-#: A node's row estimate (``CostModel.row_estimate``).
-Estimate = Callable[[Node], "RowEstimate"]
-
-
-def _own_cost(top: Node, node_id: str, estimate: Estimate) -> float:
+def _own_cost(top: Node, node_id: str, model: CostModel) -> float:
     """The own costs of the objects standing for skeleton node ``node_id``: its filter above, if any, and it."""
     total = 0.0
     current = top
     while True:
-        total += estimate(current).cost.cost
+        total += model.row_estimate(current).cost.cost
         if current.id == node_id or not isinstance(current, Filter):
             return total
         current = current.input

@@ -13,13 +13,15 @@ cost model only re-estimates the path that changed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from costmodel.cut_change import cut_change
-from costmodel.materialize import Built, Estimate, Materializer, placements_of
-from costmodel.plan import Node
+from costmodel.materialize import Built, Materializer, placements_of
 from costmodel.positions import Position, Pred, deepest
 from costmodel.trampoline import Done, Step, run
+
+if TYPE_CHECKING:
+    from costmodel.cost import CostModel
 
 _EPS: Final = 1e-9
 
@@ -79,13 +81,12 @@ def place(
     preds: list[Pred],
     mode: str,
     materializer: Materializer,
-    total: Callable[[Node], float],
-    estimate: Estimate,
+    model: CostModel,
     over_budget: Callable[[], bool] = lambda: False,
     free_pass: FreePass | None = None,
 ) -> tuple[dict[int, float], int | None]:
-    """Decide every predicate's cut in place: ``total`` costs the plan once, ``estimate`` each node, after
-    which every candidate is costed incrementally (``Materializer.moved``).
+    """Decide every predicate's cut in place: ``model`` costs the plan once, after which every candidate is
+    costed incrementally (``Materializer.moved``: the rebuilt nodes' estimates).
 
     Returns, for derived predicates, the plan cost without them, and the index
     of the first predicate placed by rule (deepest legal) because costing had
@@ -108,14 +109,14 @@ def place(
 
         def cost(cut: list[Position]) -> float:
             if not latest:
-                built = materializer.moved(start, pred.index, where, cut, estimate)
+                built = materializer.moved(start, pred.index, where, cut, model)
             else:
                 before, base = latest[0]
                 gone, came = cut_change(before, cut)  # a fork's cuts share all but a branch or two
                 if len(gone) + len(came) <= len(where) + len(cut):
-                    built = materializer.moved(base, pred.index, gone, came, estimate)
+                    built = materializer.moved(base, pred.index, gone, came, model)
                 else:
-                    built = materializer.moved(start, pred.index, where, cut, estimate)
+                    built = materializer.moved(start, pred.index, where, cut, model)
             latest[:] = [(cut, built)]
             return _total(built)
 
@@ -126,7 +127,7 @@ def place(
     current = None
     if mode == "cost":
         current = materializer.build(placements_of(preds))
-        current.total = total(current.root)
+        current.total = model.total(current.root)
     for pred in preds:
         if mode == "cost" and fallback_from is None and over_budget():
             fallback_from = pred.index
@@ -142,7 +143,7 @@ def place(
             # a derived predicate is only worth adding when it strictly lowers the cost
             if not cut_cost < absent - _EPS * max(1.0, absent):
                 cut = []
-        current = materializer.moved(current, pred.index, pred.cut, cut, estimate)
+        current = materializer.moved(current, pred.index, pred.cut, cut, model)
         pred.cut = cut
     if mode == "cost" and fallback_from is None:
         # a second look for predicates that stopped above a legal position: decided before the predicates
@@ -152,7 +153,7 @@ def place(
             if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
                 continue
             cut, _, _ = best_at(pred, current)
-            current = materializer.moved(current, pred.index, pred.cut, cut, estimate)
+            current = materializer.moved(current, pred.index, pred.cut, cut, model)
             pred.cut = cut
     return absent_costs, fallback_from
 

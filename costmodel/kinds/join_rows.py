@@ -6,7 +6,6 @@ the same rows above the join as below it; placement compares exactly those two.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from costmodel.cost import split_join_condition
@@ -22,8 +21,8 @@ def _key_divisor(
     model: CostModel,
     lk: Expr,
     rk: Expr,
-    left_ndv: Mapping[int, float],
-    right_ndv: Mapping[int, float],
+    left_ndv: dict[int, float],
+    right_ndv: dict[int, float],
     left_rows: float,
     right_rows: float,
 ) -> float:
@@ -54,8 +53,8 @@ def _inner_rows(
     keys: list[tuple[Expr, Expr]],
     left_rows: float,
     right_rows: float,
-    left_ndv: Mapping[int, float],
-    right_ndv: Mapping[int, float],
+    left_ndv: dict[int, float],
+    right_ndv: dict[int, float],
 ) -> float:
     """Matching pairs on the equi-join keys: |L| |R| / max(NDV) per key (the textbook estimate)."""
     if not keys:

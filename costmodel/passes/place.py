@@ -32,8 +32,7 @@ def placement(work: Work) -> None:
         work.preds,
         work.options.mode,
         Materializer(work.require_skeleton()),
-        model.total,
-        model.row_estimate,
+        model,
         lambda: model.work > WORK_BUDGET,
         lambda pos, built: _free_pass(model, pos, built),
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from costmodel.expr import Column
@@ -16,10 +15,10 @@ class NameIndex:
     """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case): the one cid a spelling names,
     or None when it names several; and each cid's first field."""
 
-    by_name: Mapping[str, int | None]
-    first: Mapping[int, Field]
+    by_name: dict[str, int | None]
+    first: dict[int, Field]
 
-    def __init__(self, by_name: Mapping[str, int | None], first: Mapping[int, Field]) -> None:
+    def __init__(self, by_name: dict[str, int | None], first: dict[int, Field]) -> None:
         object.__setattr__(self, "by_name", by_name)
         object.__setattr__(self, "first", first)
 

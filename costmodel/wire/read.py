@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -48,7 +47,7 @@ class Binder(ExpressionReader):
     catalog: Catalog
     taken_ids: set[str]
     #: functions the request declares (``costmodel.functions``), by lower-case name
-    functions: Mapping[str, FunctionDecl] = field(default_factory=dict)
+    functions: dict[str, FunctionDecl] = field(default_factory=dict)
     next_cid: int = 0
     next_id: int = 0
     outer: list[tuple[Field, ...]] = field(default_factory=list)
@@ -190,7 +189,7 @@ def json_depth(raw: Any) -> int:
 
 
 def plan_from_wire(
-    raw: Any, catalog: Catalog, path: str = "$.plan", functions: Mapping[str, FunctionDecl] | None = None
+    raw: Any, catalog: Catalog, path: str = "$.plan", functions: dict[str, FunctionDecl] | None = None
 ) -> Node:
     """Read and bind a wire plan; raises ``PlanError`` with the JSON path of the fault.
 

@@ -7,7 +7,6 @@ kind's ``read`` hook asks the binder for its expressions in the scope its inputs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
 
 from costmodel.errors import PlanError
@@ -73,7 +72,7 @@ def _field_label(f: Field) -> str:
 class ExpressionReader:
     """Reads and binds expressions; mixed into ``Binder``, which holds the state named here."""
 
-    functions: Mapping[str, FunctionDecl]
+    functions: dict[str, FunctionDecl]
     outer: list[tuple[Field, ...]]
     outer_hits: list[set[int]]
     scopes: Scopes

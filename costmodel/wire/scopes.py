@@ -13,13 +13,12 @@ order (the order ambiguity errors list them in).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from costmodel.plan import Field
 
 #: fields by lower-case name, and by (lower-case qualifier, lower-case name)
-Index = Mapping[str | tuple[str, str], tuple[Field, ...]]
+Index = dict[str | tuple[str, str], tuple[Field, ...]]
 
 
 def index_of(scope: tuple[Field, ...]) -> Index:
