@@ -199,19 +199,19 @@ def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) 
         hit = memo.get(id(current))
         if hit is not None and hit[0] is current:
             continue
-        kind = kind_of(current)
+        own = kind_of(current).output_fields  # read once: a kind is not a compiled class
         kids = children(current)
-        needed = kids[:1] if kind.output_fields == SAME_AS_INPUT else kids
+        needed = kids[:1] if own == SAME_AS_INPUT else kids
         if not ready:
             stack.append((current, True))
             for kid in reversed(needed):
                 stack.append((kid, False))
             continue
-        if kind.output_fields == SAME_AS_INPUT:
+        if own == SAME_AS_INPUT:
             fields = memo[id(kids[0])][1]
         else:
-            assert callable(kind.output_fields)
-            fields = kind.output_fields(current)
+            assert callable(own)
+            fields = own(current)
         memo[id(current)] = (current, fields)
     return memo[id(node)][1]
 

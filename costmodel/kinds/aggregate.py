@@ -62,7 +62,7 @@ def _grouping_sets(raw: dict[str, Any], n_keys: int, path: str) -> tuple[tuple[i
     return tuple(out)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Aggregate, namer: Namer, write_child: Any) -> dict[str, Any]:
     return {
         "op": "aggregate",
         "id": node.id,
@@ -78,7 +78,7 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     }
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Aggregate, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """Groups = product of the keys' NDVs, capped by the rows in; one row without keys."""
     rows_in = inputs[0]
 
@@ -106,16 +106,16 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, out, model.options.k("aggregate"), ndv)
 
 
-def _key_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
+def _key_equalities(node: Aggregate) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
     """Equalities below hold on its rows, except on grouping sets' subtotal rows, whose keys are NULL."""
     return pass_equalities(node) if node.grouping_sets is None else ([], ())
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Aggregate) -> list[Expr]:
     return [e.expr for e in node.group_by + node.aggregates]
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Aggregate, namer: Namer) -> str:
     sets = "" if node.grouping_sets is None else f", groupingSets={[list(g) for g in node.grouping_sets]}"
     return f"Aggregate: groupBy=[{named_text(node.group_by, namer)}], aggr=[{named_text(node.aggregates, namer)}]{sets}"
 

@@ -42,7 +42,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Alias(nid, name, child, fields, names)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Alias, namer: Namer, write_child: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"op": "alias", "id": node.id, "name": node.name}
     if node.column_names:
         out["columns"] = list(node.column_names)
@@ -50,7 +50,7 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return out
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Alias, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     child = kids[0]
     base = (child.base_rows, child.base_ndv)
     return model.make(node, inputs, inputs[0], model.options.k("alias"), dict(child.ndv), 0.0, base)

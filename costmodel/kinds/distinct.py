@@ -25,11 +25,11 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Distinct(nid, b.child(raw, "input", path, depth))
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Distinct, namer: Namer, write_child: Any) -> dict[str, Any]:
     return {"op": "distinct", "id": node.id, "input": write_child(node.input)}
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Distinct, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """Distinct rows = product of the columns' NDVs, capped by the rows in."""
     rows_in = inputs[0]
     groups = 1.0

@@ -31,18 +31,18 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Filter(nid, b.expr(raw["predicate"], output_fields(child), f"{path}.predicate", depth + 1), child)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Filter, namer: Namer, write_child: Any) -> dict[str, Any]:
     predicate = expr_to_wire(node.predicate, namer)
     return {"op": "filter", "id": node.id, "predicate": predicate, "input": write_child(node.input)}
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Filter, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     ndv = dict(kids[0].ndv)
     out, k = model.apply(inputs[0], ndv, conjuncts(node.predicate))
     return model.make(node, inputs, out, k, ndv, 0.0, (kids[0].base_rows, kids[0].base_ndv))
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Filter) -> list[Expr]:
     return [node.predicate]
 
 

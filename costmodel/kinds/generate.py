@@ -57,7 +57,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Generate(nid, generator, outer, alias, columns, child)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Generate, namer: Namer, write_child: Any) -> dict[str, Any]:
     return {
         "op": "generate",
         "id": node.id,
@@ -69,16 +69,16 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     }
 
 
-def _title(node: Any) -> str:
+def _title(node: Generate) -> str:
     return "Generate outer" if node.outer else "Generate"
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Generate, namer: Namer) -> str:
     columns = ", ".join(f.name for f in node.columns)
     return f"{_title(node)}: {to_sql(node.generator, namer)} AS {node.alias}({columns})"
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Generate, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """The generator's fan-out is unknown: as many rows out as in (nothing is decided on it)."""
     child = kids[0]
     return model.make(node, inputs, inputs[0], model.options.k("generate"), dict(child.ndv))

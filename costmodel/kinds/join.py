@@ -43,7 +43,7 @@ def _wire_children(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
     return [(raw[key], f"{path}.{key}") for key in ("left", "right") if key in raw]
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Join, namer: Namer, write_child: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "op": "join",
         "id": node.id,
@@ -57,36 +57,36 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return out
 
 
-def _title(node: Any) -> str:
+def _title(node: Join) -> str:
     return f"{node.type.capitalize()} Join" + (" (null-aware)" if node.null_aware else "")
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Join, namer: Namer) -> str:
     on = f" {to_sql(node.on, namer)}" if node.on is not None else ""
     return f"{_title(node)}:{on}"
 
 
-def _fields(node: Any) -> tuple[Field, ...]:
+def _fields(node: Join) -> tuple[Field, ...]:
     left = output_fields(node.left)
     return left + output_fields(node.right) if JOIN_TYPES[node.type].emits_right else left
 
 
-def _scope(node: Any) -> tuple[Field, ...]:
+def _scope(node: Join) -> tuple[Field, ...]:
     return output_fields(node.left) + output_fields(node.right)
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Join) -> list[Expr]:
     return [node.on] if node.on is not None else []
 
 
-def _key_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
+def _key_equalities(node: Join) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
     """Inner joins hold their key equalities on every row; only a preserved side's rows keep their values."""
     jtype = JOIN_TYPES[node.type]
     sides = (node.left, node.right)
     return (column_pairs(node) if jtype.keys_hold_on_output else []), tuple(sides[i] for i in jtype.passes_rows_of)
 
 
-def _null_supplying(node: Any, null_supplying: bool) -> tuple[bool, ...]:
+def _null_supplying(node: Join, null_supplying: bool) -> tuple[bool, ...]:
     padded = JOIN_TYPES[node.type].null_supplied
     return (null_supplying or 0 in padded, null_supplying or 1 in padded)
 

@@ -32,18 +32,18 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Limit(nid, count, offset, child)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Limit, namer: Namer, write_child: Any) -> dict[str, Any]:
     return {"op": "limit", "id": node.id, "count": node.count, "offset": node.offset, "input": write_child(node.input)}
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Limit, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     out = max(0.0, inputs[0] - node.offset)
     if node.count is not None:
         out = min(out, float(node.count))
     return model.make(node, inputs, out, model.options.k("limit"), dict(kids[0].ndv))
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Limit, namer: Namer) -> str:
     return f"Limit: skip={node.offset}, fetch={node.count if node.count is not None else 'None'}"
 
 

@@ -34,12 +34,12 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Project(nid, tuple(b.named(e, scope, f"{path}.exprs[{i}]", depth, i) for i, e in enumerate(exprs)), child)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Project, namer: Namer, write_child: Any) -> dict[str, Any]:
     exprs = [named_to_wire(e, namer) for e in node.exprs]
     return {"op": "project", "id": node.id, "exprs": exprs, "input": write_child(node.input)}
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Project, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """Rows unchanged; a computed column reading one column has that column's NDV."""
     child = kids[0]
     ndv, base_ndv = dict(child.ndv), dict(child.base_ndv)
@@ -54,7 +54,7 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, inputs[0], model.options.k("project"), ndv, 0.0, (child.base_rows, base_ndv))
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Project) -> list[Expr]:
     return [e.expr for e in node.exprs]
 
 

@@ -59,7 +59,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Sample(nid, float(fraction), method, seed, child)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Sample, namer: Namer, write_child: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"op": "sample", "id": node.id, "fraction": node.fraction, "method": node.method}
     if node.seed is not None:
         out["seed"] = node.seed
@@ -67,12 +67,12 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return out
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Sample, namer: Namer) -> str:
     seed = f" seed={node.seed}" if node.seed is not None else ""
     return f"Sample: fraction={node.fraction:g} method={node.method}{seed}"
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Sample, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """``fraction`` of the rows; below it, the rows a join sees are sampled too."""
     child = kids[0]
     out = inputs[0] * node.fraction

@@ -71,7 +71,7 @@ def _read_index(b: Binder, raw: Any, fields: tuple[Field, ...], path: str, depth
     return IndexLookup(name, tuple(columns), predicates)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Scan, namer: Namer, write_child: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"op": "scan", "id": node.id, "table": node.table}
     if node.alias:
         out["alias"] = node.alias
@@ -89,7 +89,7 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return out
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Scan, namer: Namer) -> str:
     text = f"TableScan: {node.table}" + (f" AS {node.alias}" if node.alias else "")
     if node.index is not None:
         text = f"Indexed table access on index [{node.table}.{', '.join(node.index.columns)}] " + text
@@ -98,7 +98,7 @@ def _describe(node: Any, namer: Namer) -> str:
     return text
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Scan, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     """Rows read (after container pruning or through an index) and rows kept by the scan's filters."""
     opts = model.options
     table = model.catalog.table(node.table)
@@ -137,19 +137,19 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, (rows,), out, k_read + max(k_filters, 0.0), ndv, 0.0, (table_rows, base_ndv))
 
 
-def _own_fields(node: Any) -> tuple[Field, ...]:
-    return node.fields  # type: ignore[no-any-return]
+def _own_fields(node: Scan) -> tuple[Field, ...]:
+    return node.fields
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Scan) -> list[Expr]:
     return list(node.filters)
 
 
-def _no_inputs(node: Any, null_supplying: bool) -> tuple[bool, ...]:
+def _no_inputs(node: Scan, null_supplying: bool) -> tuple[bool, ...]:
     return ()
 
 
-def _no_equalities(node: Any) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
+def _no_equalities(node: Scan) -> tuple[list[tuple[Column, Column]], tuple[Node, ...]]:
     return no_equalities(node)
 
 

@@ -42,11 +42,11 @@ def _wire_children(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
     return [(item, f"{path}.inputs[{i}]") for i, item in enumerate(inputs)]
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: SetOp, namer: Namer, write_child: Any) -> dict[str, Any]:
     return {"op": node.op, "id": node.id, "all": node.all, "inputs": [write_child(i) for i in node.inputs]}
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: SetOp, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     if node.op == "union":
         out = sum(inputs)
     elif node.op == "intersect":
@@ -56,7 +56,7 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, out, model.options.k("union"), {})
 
 
-def _title(node: Any) -> str:
+def _title(node: SetOp) -> str:
     return f"{node.op.capitalize()}{' All' if node.all else ''}"
 
 

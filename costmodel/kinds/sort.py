@@ -33,7 +33,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Sort(nid, keys, child, limit)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Sort, namer: Namer, write_child: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"op": "sort", "id": node.id, "keys": keys_to_wire(node.keys, namer)}
     if node.limit is not None:
         out["limit"] = node.limit
@@ -41,7 +41,7 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     return out
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Sort, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     child = kids[0]
     if node.limit is not None:  # a top-N is a boundary: rows above it are its own
         return model.make(node, inputs, min(inputs[0], float(node.limit)), model.options.k("sort"), dict(child.ndv))
@@ -49,11 +49,11 @@ def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tupl
     return model.make(node, inputs, inputs[0], model.options.k("sort"), dict(child.ndv), 0.0, base)
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Sort) -> list[Expr]:
     return [k.expr for k in node.keys]
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Sort, namer: Namer) -> str:
     limit = f" fetch={node.limit}" if node.limit is not None else ""
     return f"Sort: {keys_text(node.keys, namer)}{limit}"
 

@@ -78,7 +78,7 @@ def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> No
     return Window(nid, partition, order, tuple(funcs), child)
 
 
-def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
+def _write(node: Window, namer: Namer, write_child: Any) -> dict[str, Any]:
     functions = []
     for f in node.functions:
         item = named_to_wire(f, namer)
@@ -97,21 +97,21 @@ def _write(node: Any, namer: Namer, write_child: Any) -> dict[str, Any]:
     }
 
 
-def _estimate(model: CostModel, node: Any, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
+def _estimate(model: CostModel, node: Window, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     child = kids[0]
     base = (child.base_rows, child.base_ndv)
     return model.make(node, inputs, inputs[0], model.options.k("window"), dict(child.ndv), 0.0, base)
 
 
-def _fields(node: Any) -> tuple[Field, ...]:
+def _fields(node: Window) -> tuple[Field, ...]:
     return output_fields(node.input) + tuple(Field(f.cid, f.name, None) for f in node.functions)
 
 
-def _expressions(node: Any) -> list[Expr]:
+def _expressions(node: Window) -> list[Expr]:
     return list(node.partition_by) + [k.expr for k in node.order_by] + [f.expr for f in node.functions]
 
 
-def _describe(node: Any, namer: Namer) -> str:
+def _describe(node: Window, namer: Namer) -> str:
     part = f"partitionBy=[{exprs_text(node.partition_by, namer)}]"
     order = f", orderBy=[{keys_text(node.order_by, namer)}]" if node.order_by else ""
     return f"Window: {part}{order}, functions=[{named_text(node.functions, namer)}]"
