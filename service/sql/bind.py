@@ -25,6 +25,7 @@ from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from service.sql.common import TypeKinds, dialect_of
+from service.sql.identifiers import identifier_normalizer
 from service.sql.parse import Tables
 
 
@@ -99,7 +100,7 @@ def bind(stmt: exp.Expr, tables: Tables, dialect: str, identifiers: list[exp.Ide
     if identifiers is None:
         normalize_identifiers(stmt, dialect=dialect_of(dialect), store_original_column_identifiers=True)
     else:
-        normalize = dialect_of(dialect).normalize_identifier
+        normalize = identifier_normalizer(dialect)
         for ident in identifiers:
             normalize(ident)
     _Binder(tables).query(stmt, [], {})
