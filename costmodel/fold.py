@@ -193,7 +193,7 @@ def _compare(fn: str, left: Any, right: Any) -> Truth:
         (isinstance(left, numeric) and isinstance(right, numeric)) or (isinstance(left, str) and isinstance(right, str))
     ):
         return Truth.UNKNOWN
-    return Truth.TRUE if _COMPARISONS[fn](left, right) else Truth.FALSE
+    return _true_if(_COMPARISONS[fn](left, right))
 
 
 #: both sides numbers or both strings by the time these run

@@ -6,22 +6,10 @@ A kind still names each of these in its ``OperatorKind``; nothing here is a defa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any
 
 from costmodel.expr import Column, Expr
 from costmodel.plan import Field, NamedExpr, Node, output_fields
-
-
-class OneInput(Protocol):
-    """A one-input node: a frozen dataclass with an ``input``."""
-
-    __dataclass_fields__: ClassVar[dict[str, Any]]
-
-    @property
-    def input(self) -> Node: ...
-
-
-U = TypeVar("U", bound=OneInput)
 
 
 def wire_input(raw: dict[str, Any], path: str) -> list[tuple[Any, str]]:
