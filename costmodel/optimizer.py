@@ -84,6 +84,7 @@ def _optimize(
     result = report(work, before)
     result.decisions.extend(inner_decisions)
     result.subqueries = decided is not plan  # a plan without subqueries comes back as the same object
+    result.written = plan
     if baseline:
         # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
         # rule-based one

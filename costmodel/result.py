@@ -9,9 +9,9 @@ from typing import Any, Final
 
 from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
-from costmodel.expr import Expr
+from costmodel.expr import Call, Expr, Literal, Subquery
 from costmodel.operator_paths import Operator, tree_operators
-from costmodel.plan import Node, plan_memo
+from costmodel.plan import Join, Node, children, node_expressions, plan_memo
 from costmodel.rounding import rounded
 from costmodel.wire import plan_to_wire
 
@@ -34,6 +34,8 @@ class OptimizeResult:
     baseline_total: float | None = None
     #: whether the plan held a subquery: only then may the written plan repeat a node id (``unique_node_ids``)
     subqueries: bool = False
+    #: the plan as read, its subqueries as written (``original`` has them decided); None: ``original``
+    written: Node | None = None
 
     @property
     def total_before(self) -> float:
@@ -94,6 +96,11 @@ class FullParts:
         rendering its tree."""
         return tree_operators(self._result.original, wanted)
 
+    def may_join_unconditioned(self) -> bool:
+        """Whether the plan as written may hold a join without a condition (``unconditioned_join``)."""
+        result = self._result
+        return unconditioned_join(result.written if result.written is not None else result.original)
+
     def render(self) -> Rendered:
         """(the EXPLAIN trees before and after, the cost tables before and after), made on the first call."""
         if self._rendered is None:
@@ -147,3 +154,30 @@ def with_full_parts(
         else:
             out[key] = value
     return out
+
+
+def unconditioned_join(plan: Node) -> bool:
+    """Whether ``plan`` (its subqueries included) holds a join whose condition is missing or a constant: only
+    then can the wire plan it was read from hold a cross product, which the service warns about
+    (``service.answer_parts.warn_cross_products``), so most answers skip walking the wire plan for one.
+
+    >>> from costmodel.plan import Field, Scan
+    >>> t = Scan("n2", "t", None, (), (Field("a", "int", 1),))
+    >>> unconditioned_join(Join("n1", "cross", None, t, t)), unconditioned_join(t)
+    (True, False)
+    """
+    nodes: list[Node] = [plan]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, Join) and (node.on is None or isinstance(node.on, Literal)):
+            return True
+        nodes.extend(children(node))
+        calls: list[Expr] = [e for e in node_expressions(node) if isinstance(e, (Call, Subquery))]
+        while calls:  # only a subquery holds nodes
+            expr = calls.pop()
+            if isinstance(expr, Subquery):
+                nodes.append(expr.plan)
+                calls.extend(expr.args)
+            elif isinstance(expr, Call):
+                calls.extend(a for a in expr.args if isinstance(a, (Call, Subquery)))
+    return False

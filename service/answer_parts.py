@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from costmodel.result import FullParts
 from costmodel.wire.nodes import node_dicts
 
 
@@ -51,8 +52,12 @@ def _savings(before: float, after: float) -> float:
     return 0.0 if before <= 0 or abs(before - after) <= 1e-9 * before else round(1 - after / before, 6)
 
 
-def warn_cross_products(response: dict[str, Any], original: Any) -> None:
-    """A join without a condition in the query as written makes savings against it meaningless: say so."""
+def warn_cross_products(response: dict[str, Any], original: Any, parts: FullParts | None = None) -> None:
+    """A join without a condition in the query as written makes savings against it meaningless: say so.
+
+    ``parts``: the engine's for ``original``; the wire plan is walked only when its plan as read may hold one."""
+    if parts is not None and not parts.may_join_unconditioned():
+        return
     joins = [n for n in node_dicts(original) if n.get("op") == "join" and not n.get("on")]
     joins = [n for n in joins if n.get("type", "inner") in ("inner", "cross")]
     if joins:

@@ -269,7 +269,7 @@ class OptimizeService:
         elif not use_feedback:
             response["feedback"] = {"enabled": False}
         add_baseline(response)
-        warn_cross_products(response, original)
+        warn_cross_products(response, original, parts)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
             attach_spark(response, catalog, request.sql if same else None)

@@ -59,6 +59,17 @@ def test_a_cross_product_as_written_is_a_warning() -> None:
     assert not any("cross product" in w for w in explicit["warnings"])
 
 
+def test_a_cross_product_inside_a_subquery_is_a_warning_too() -> None:
+    """The engine's plan as read tells whether to look for one: a subquery's joins count."""
+    inner = (
+        "SELECT o_orderkey FROM orders WHERE o_custkey IN "
+        "(SELECT c_custkey FROM customer, nation WHERE c_nationkey = n_nationkey AND n_name = 'FRANCE')"
+    )
+    assert any("cross product" in w for w in optimize(inner)["warnings"])
+    joined = inner.replace("customer, nation WHERE", "customer JOIN nation ON c_nationkey = n_nationkey WHERE")
+    assert not any("cross product" in w for w in optimize(joined)["warnings"])
+
+
 def test_nothing_kept_runs_on_spark_as_written_and_a_kept_udf_gets_its_rewrite() -> None:
     """Where every predicate went as deep as legal, Catalyst puts it there too: the Spark SQL is the request's."""
     plain = optimize(UDF_SQL)
