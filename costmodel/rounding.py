@@ -4,8 +4,12 @@ CPython rounds a float to ``digits`` decimals by writing the correctly rounded d
 about 2,000 instructions; the answer's numbers (cost tables, the decision log) are rounded a few hundred times
 per plan. When ``x * 10**digits`` is not within its rounding error of a half, the integer nearest to it is
 the decimal's digits, and dividing that integer by ``10**digits`` (one correctly rounded division of two
-exact doubles) is the double the decimal reads back as. A value near a tie, a huge one, or one that is not
-finite goes to ``round`` itself. tests/costmodel/test_rounding.py holds the two to the same bits.
+exact doubles) is the double the decimal reads back as. A large value (its scaled value past 2**52, as a
+plan's cost often is) is split into its integer part and its fraction, each exact: the fraction is rounded
+as above, and the decimal's digits, an integer, divided by ``10**digits`` as integers (a correctly rounded
+division) is again the double the decimal reads back as. A value near a tie, one past 2**52 (already an
+integer), or one that is not finite goes to ``round`` itself. tests/costmodel/test_rounding.py holds the two
+to the same bits.
 
     >>> rounded(0.1234565, 6) == round(0.1234565, 6), rounded(2.5, 0), rounded(-1e-9, 6)
     (True, 2.0, -0.0)
@@ -24,17 +28,38 @@ _MARGIN: Final = 1e-12
 #: call, most of this function's instructions. A tuple of any length: mypyc (1.x) builds a fixed-length tuple of
 #: floats as a new object at every use, and its check that such a constant is set is inverted.
 _SCALES: Final[tuple[float, ...]] = (1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
+#: the same as integers, for the division of a large value's digits (``_rounded_large``)
+_INT_SCALES: Final[tuple[int, ...]] = (1, 10, 100, 1000, 10000, 100000, 1000000)
 
 
 def rounded(x: float, digits: int) -> float:
     """``round(x, digits)`` for ``0 <= digits <= 6``: the same double."""
     scale = _SCALES[digits]
     scaled = x * scale
-    if not -_EXACT < scaled < _EXACT:  # huge, infinite, or NaN (every comparison with NaN is false)
-        return round(x, digits)
+    if not -_EXACT < scaled < _EXACT:  # large, infinite, or NaN (every comparison with NaN is false)
+        return _rounded_large(x, digits)
     nearest = math.floor(scaled + 0.5)
     if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (abs(scaled) + 1.0):  # may be a tie: round decides
         return round(x, digits)
     if nearest == 0:
         return math.copysign(0.0, x)  # round keeps the sign of a value that rounds to zero
     return nearest / scale
+
+
+def _rounded_large(x: float, digits: int) -> float:
+    """``rounded`` of an ``x`` whose scaled value is past 2**52: ``round`` (about 5,000 instructions compiled)
+    only when ``x`` is itself past 2**52, not finite, or its fraction is near a tie.
+
+    >>> _rounded_large(612345678901.23456, 4) == round(612345678901.23456, 4)
+    True
+    """
+    if not -_EXACT < x < _EXACT:  # an integer already, infinite, or NaN
+        return round(x, digits)
+    whole = math.floor(x)
+    fraction = x - whole  # exact: x and its floor are within a factor of two of each other
+    scaled = fraction * _SCALES[digits]  # below 10**6: its rounding error is far inside the margin
+    nearest = math.floor(scaled + 0.5)
+    if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (scaled + 1.0):
+        return round(x, digits)
+    scale = _INT_SCALES[digits]
+    return (int(whole) * scale + int(nearest)) / scale  # integers: a correctly rounded division
