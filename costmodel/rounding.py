@@ -18,10 +18,14 @@ to the same bits.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Final
 
-#: below this a double's integer part is exact and its fraction has room for the check
+#: at and past this a double is an integer (its spacing is 1 or more)
 _EXACT: Final = 2.0**52
+#: past this the scaled value's rounding error, times the margin's slack, would reach a half: such a value is
+#: split into its integer part and fraction instead (``_rounded_large``)
+_DIRECT: Final = 2.0**31
 #: how far from a half the scaled value must be to trust its nearest integer: many times its rounding error
 _MARGIN: Final = 1e-12
 #: ``10.0 ** digits``, each exact; looked up: compiled, ``float(10**digits)`` was a generic power and a float
@@ -36,7 +40,7 @@ def rounded(x: float, digits: int) -> float:
     """``round(x, digits)`` for ``0 <= digits <= 6``: the same double."""
     scale = _SCALES[digits]
     scaled = x * scale
-    if not -_EXACT < scaled < _EXACT:  # large, infinite, or NaN (every comparison with NaN is false)
+    if not -_DIRECT < scaled < _DIRECT:  # large, infinite, or NaN (every comparison with NaN is false)
         return _rounded_large(x, digits)
     nearest = math.floor(scaled + 0.5)
     if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (abs(scaled) + 1.0):  # may be a tie: round decides
@@ -47,19 +51,26 @@ def rounded(x: float, digits: int) -> float:
 
 
 def _rounded_large(x: float, digits: int) -> float:
-    """``rounded`` of an ``x`` whose scaled value is past 2**52: ``round`` (about 5,000 instructions compiled)
-    only when ``x`` is itself past 2**52, not finite, or its fraction is near a tie.
+    """``rounded`` of an ``x`` whose scaled value is past 2**31 (a plan's costs often are): its fraction is rounded
+    as ``rounded`` rounds, and the decimal's digits, an integer, are divided by ``10**digits``; ``round`` (about
+    5,000 instructions compiled) only for a value not finite or a fraction near a tie.
 
-    >>> _rounded_large(612345678901.23456, 4) == round(612345678901.23456, 4)
-    True
+    >>> _rounded_large(612345678901.23456, 4) == round(612345678901.23456, 4), _rounded_large(2.0**60, 6) == 2.0**60
+    (True, True)
     """
-    if not -_EXACT < x < _EXACT:  # an integer already, infinite, or NaN
+    if math.isinf(x) or math.isnan(x):
         return round(x, digits)
+    if not -_EXACT < x < _EXACT:
+        return x  # an integer already: the decimal is the value itself
     whole = math.floor(x)
-    fraction = x - whole  # exact: x and its floor are within a factor of two of each other
+    fraction = x - whole  # exact: past 1, x and its floor are within a factor of two of each other
     scaled = fraction * _SCALES[digits]  # below 10**6: its rounding error is far inside the margin
     nearest = math.floor(scaled + 0.5)
     if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (scaled + 1.0):
         return round(x, digits)
-    scale = _INT_SCALES[digits]
-    return (int(whole) * scale + int(nearest)) / scale  # integers: a correctly rounded division
+    decimal = whole * _INT_SCALES[digits] + nearest  # the decimal's digits: x rounded, times 10**digits
+    if -_EXACT < decimal < _EXACT:  # exact as a double, as 10**digits is: one correctly rounded division
+        return float(decimal) / _SCALES[digits]
+    # divided as Python's integers are, correctly rounded (compiled, mypyc divides two machine integers as
+    # doubles, inexact past 2**53)
+    return float(operator.truediv(decimal, _INT_SCALES[digits]))

@@ -25,11 +25,12 @@ def _values() -> list[float]:
     plain = [rng.uniform(-1e4, 1e4) for _ in range(20_000)]
     offsets = (5e-7, 5e-5, 5e-3, 0.5)
     near_ties = [round(rng.uniform(0, 1000), rng.randint(0, 7)) + rng.choice(offsets) for _ in range(20_000)]
-    # past 2**52 once scaled (a plan's costs): split into integer and fraction, and near their ties too
+    # past 2**31 once scaled (a plan's costs): split into integer and fraction, and near their ties too
     large = [10 ** rng.uniform(9.6, 15.7) * rng.choice((1, -1)) for _ in range(20_000)]
     large_ties = [math.floor(rng.uniform(5e9, 4e15)) + round(rng.random(), rng.randint(0, 6)) for _ in range(20_000)]
     large_ties += [t + rng.choice((1, -1)) * 5 * 10.0 ** -rng.randint(1, 7) for t in large_ties[:5_000]]
-    return edges + spread + plain + near_ties + large + large_ties
+    middle_ties = [round(rng.uniform(2e3, 5e9), rng.randint(0, 7)) + rng.choice(offsets) for _ in range(20_000)]
+    return edges + spread + plain + near_ties + large + large_ties + middle_ties
 
 
 @pytest.mark.parametrize("digits", [0, 1, 4, 6])
