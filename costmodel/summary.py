@@ -45,13 +45,25 @@ INFERRED_REASONS = frozenset({"derived_from_or", "inferred_from_join_keys", "der
 def _num(value: Any) -> str:
     """Numbers as the summary prints them: up to 6 significant digits, no exponent for everyday sizes.
 
-    >>> _num(0.513929), _num(40331008.695), _num(4.0)
-    ('0.513929', '40331008.7', '4')
+    >>> _num(0.513929), _num(40331008.695), _num(4.0), _num(-0.0), _num(2.0**60), _num(float("nan")), _num(7)
+    ('0.513929', '40331008.7', '4', '0', '1.15292e+18', 'nan', '7')
     """
+    if type(value) is float:
+        return _float_text(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool):  # a tuple: ``int | float`` is built per call
         return str(value)
     size = abs(value)
     if size < 1e15 and float(value).is_integer():
+        return str(int(value))
+    if 1e6 <= size < 1e15:
+        return f"{value:.1f}"
+    return f"{value:.6g}"
+
+
+def _float_text(value: float) -> str:
+    """``_num`` of a float, the usual case, in C doubles when compiled (no method looked up by name)."""
+    size = abs(value)
+    if size < 1e15 and float(int(value)) == value:  # NaN and infinities fail the first test
         return str(int(value))
     if 1e6 <= size < 1e15:
         return f"{value:.1f}"

@@ -25,4 +25,4 @@ def test_each_process_tunes_the_collector_alike(where):
         "print(gc.get_threshold(), before == 0 < gc.get_freeze_count())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["(700,", "10,", "1000)", "True"]
+    assert out.split() == ["(2000,", "10,", "1000)", "True"]
