@@ -7,7 +7,7 @@ such request. Full collections a hundred times rarer (every ~20 million net allo
 exist once the process has started frozen out of them, remove those pauses. Young collections stay small: every
 2,000 net allocations (Python's default is 700), so most requests of ordinary size, whose objects die young,
 finish between two (a plan request then takes 1.3% fewer instructions) and none walks more than a few thousand
-objects (a first generation of hundreds of thousands made each young collection a 60-250 ms pause on heavy
+objects (a much larger first generation made each young collection a 60-250 ms pause on heavy
 requests, and was no faster there). Acyclic garbage is freed by reference counting as before.
 """
 
