@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from costmodel.expr import Expr, and_, conjuncts
 from costmodel.plan import Filter, Join, Node, Scan, children, with_children
 from costmodel.positions import ABOVE, ON, SCAN, Position, Pred, deepest
-from costmodel.rebuild import replaced
 
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
@@ -206,11 +205,11 @@ class Materializer:
         new = with_children(node, kids)
         if scan_adds:
             assert isinstance(new, Scan)
-            new = replaced(new, filters=new.filters + tuple([form for _, form in sorted(scan_adds, key=_first)]))
+            new = new.with_filters(new.filters + tuple([form for _, form in sorted(scan_adds, key=_first)]))
         if on_adds:
             assert isinstance(new, Join)
             parts = ([] if new.on is None else conjuncts(new.on)) + [form for _, form in sorted(on_adds, key=_first)]
-            new = replaced(new, on=and_(parts), type="inner" if new.type == "cross" else new.type)
+            new = new.with_condition(and_(parts), "inner" if new.type == "cross" else new.type)
         if above:
             forms = [form for _, form in sorted(above, key=_first)]
             new = Filter(filter_id or f"~{node.id}", and_(forms), new)

@@ -54,6 +54,10 @@ class Scan:
     def with_children(self, kids: Sequence[Node]) -> Node:
         return self
 
+    def with_filters(self, filters: tuple[Expr, ...]) -> Scan:
+        """The scan reading with ``filters`` instead (placement adds predicates to a scan's own)."""
+        return Scan(self.id, self.table, self.alias, filters, self.fields, self.index, self.containers, self.columns)
+
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
 class Filter:
@@ -159,6 +163,10 @@ class Join:
         if kids[0] is self.left and kids[1] is self.right:
             return self
         return Join(self.id, self.type, self.on, kids[0], kids[1], self.null_aware)
+
+    def with_condition(self, on: Expr | None, type: str) -> Join:
+        """The join on ``on`` as a ``type`` join instead (placement adds predicates to a join's condition)."""
+        return Join(self.id, type, on, self.left, self.right, self.null_aware)
 
 
 @dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md

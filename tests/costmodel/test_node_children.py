@@ -1,7 +1,8 @@
 """Each plan node class names its inputs (``children``) and makes itself over new ones (``with_children``)
-carrying every other field over: written out per class for speed, so a field added later and forgotten there
-fails here instead of being dropped. The samples give every field a value other than its default (checked),
-so a field that fell back to its default would show; they are well typed, so this runs compiled too."""
+carrying every other field over, as a scan does over new filters and a join over a new condition: written out
+per class for speed, so a field added later and forgotten there fails here instead of being dropped. The
+samples give every field a value other than its default (checked), so a field that fell back to its default
+would show; they are well typed, so this runs compiled too."""
 
 from __future__ import annotations
 
@@ -106,3 +107,20 @@ def test_children_are_the_input_fields_in_order(cls: type) -> None:
             value = getattr(node, f.name)
             expected.extend(value if isinstance(value, tuple) else [value])
     assert list(children(node)) == expected
+
+
+@pytest.mark.parametrize(
+    ("cls", "remake", "changed"),
+    [
+        (Scan, lambda n: n.with_filters((PRED, PRED)), {"filters": (PRED, PRED)}),
+        (Join, lambda n: n.with_condition(None, "inner"), {"on": None, "type": "inner"}),
+    ],
+    ids=["Scan.with_filters", "Join.with_condition"],
+)
+def test_placement_remakes_keep_every_other_field(cls: type, remake: typing.Any, changed: dict) -> None:
+    node = SAMPLES[cls]
+    made = remake(node)
+    assert type(made) is cls
+    for f in dataclasses.fields(cls):
+        expected = changed[f.name] if f.name in changed else getattr(node, f.name)
+        assert getattr(made, f.name) == expected, f"{cls.__name__} drops {f.name}"
