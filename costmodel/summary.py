@@ -70,6 +70,17 @@ def _float_text(value: float) -> str:
     return f"{value:.6g}"
 
 
+def _plain(reason: Any) -> Any:
+    """A reason as a plain string: the engine's are ``Reason`` members, which orjson writes by reading their
+    ``value`` through Python's enum machinery, where a string is written in C.
+
+    >>> from costmodel.reasons import Reason
+    >>> type(_plain(Reason.INTO_SCAN)), _plain(None)
+    (<class 'str'>, None)
+    """
+    return str(reason) if isinstance(reason, str) else reason
+
+
 def _cost_holds(pushed: float, kept: float) -> bool:
     return pushed <= kept + COST_EPS * max(1.0, abs(kept))
 
@@ -215,7 +226,7 @@ def summarize(
                     "operator": op.name if op else row.get("operator"),
                     "path": op.path if op else None,
                     "action": row.get("action"),
-                    "reason": row.get("reason"),
+                    "reason": _plain(row.get("reason")),
                     "decided_by": decided,
                 }
             )
@@ -231,7 +242,7 @@ def summarize(
                 "predicate": first.get("predicate"),
                 "final_position": _position(last, ops),
                 "scans_reached": scans,
-                "inferred": first.get("reason") if first.get("reason") in INFERRED_REASONS else None,
+                "inferred": _plain(first.get("reason")) if first.get("reason") in INFERRED_REASONS else None,
                 "stopped": _stopped(last, steps[-1]["decided_by"]),
                 "steps": steps,
             }

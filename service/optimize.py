@@ -163,7 +163,7 @@ class OptimizeService:
         """
         if self.cache is None or not use_cache:  # no cache to look in: no key to compute
             options, wanted = cache_option(request.options)
-            request, key = replace(request, options=options), b""
+            request, key = (request if options is request.options else replace(request, options=options)), b""
         else:
             request, wanted, key = self._prepared(request)
         cache = self.cache if use_cache and wanted else None
@@ -253,7 +253,8 @@ class OptimizeService:
         by_name = add_analyzed_tables(given, tables, self.store, bare_keys=request.sql is not None)
         used: list[tuple[str, StoredTable]] = []
         catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
-        resolved = replace(request, catalog=catalog, options=options)
+        same = catalog is request.catalog and options is request.options  # replace() costs microseconds
+        resolved = request if same else replace(request, catalog=catalog, options=options)
         learned = None
         if use_feedback and self.feedback is not None:
             from costmodel.estimate import DEFAULT_SOURCES
