@@ -12,7 +12,7 @@ from typing import Final
 
 from costmodel.cost import CostModel
 from costmodel.estimate_live import ndv_drops
-from costmodel.materialize import Built, Materializer
+from costmodel.materialize import Built
 from costmodel.passes.work import Work
 from costmodel.placement import place
 from costmodel.plan import Filter
@@ -31,7 +31,7 @@ def placement(work: Work) -> None:
     work.absent, work.fallback_from = place(
         work.preds,
         work.options.mode,
-        Materializer(work.require_skeleton()),
+        work.materializer(),
         model,
         lambda: model.work > WORK_BUDGET,
         lambda pos, built: _free_pass(model, pos, built),

@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
 
-from costmodel.materialize import Materializer, Placements, placements_of
+from costmodel.materialize import Placements, placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node, walk_plan
 from costmodel.positions import ABOVE, Pred
@@ -38,7 +38,7 @@ def built_plan(
 ) -> Node:
     """The plan ``placements`` describe over the skeleton, with scan-level access (pruning, indexes) applied when
     scan pushdown is on: the rewrite's plan, and the one the rule-based baseline costs."""
-    root = Materializer(work.require_skeleton()).build(placements, filter_ids).root
+    root = work.materializer().build(placements, filter_ids).root
     return access.apply(root) if work.options.scan_pushdown else root
 
 

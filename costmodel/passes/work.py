@@ -7,6 +7,7 @@ from typing import Any
 
 from costmodel.catalog import Catalog
 from costmodel.cost import CostModel
+from costmodel.materialize import Materializer
 from costmodel.options import Options
 from costmodel.plan import Node
 from costmodel.positions import Pred
@@ -34,7 +35,18 @@ class Work:
     #: the rewritten plan (rewrite)
     final: Node | None = None
     scan_access: ScanAccess | None = None
+    #: the plans placement built and costed, kept for the rewrite (``materializer``)
+    built: Materializer | None = None
 
     def require_skeleton(self) -> Node:
         assert self.skeleton is not None, "normalize runs first"
         return self.skeleton
+
+    def materializer(self) -> Materializer:
+        """The materializer over the skeleton, placement's own when it ran: the rewrite's plan is then made of the
+        nodes placement built and the cost model estimated (the same key, the same object), so the cost table
+        after re-estimates only the nodes that differ (a filter's own id, scan access)."""
+        skeleton = self.require_skeleton()
+        if self.built is None or self.built.skeleton is not skeleton:
+            self.built = Materializer(skeleton)
+        return self.built
