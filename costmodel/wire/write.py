@@ -16,7 +16,6 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -26,8 +25,9 @@ from costmodel.plan import NamedExpr, Node, SortKey, children, plan_memo
 from costmodel.wire.names import Namer
 
 
-def expr_to_wire(expr: Expr, namer: Callable[[Column], str]) -> dict[str, Any]:
-    """``expr`` on the wire, built top-down with an explicit stack (an expression may nest 10,000 levels)."""
+def expr_to_wire(expr: Expr, namer: Namer) -> dict[str, Any]:
+    """``expr`` on the wire, built top-down with an explicit stack (an expression may nest 10,000 levels); ``namer``
+    typed as the class it is: compiled, spelling a column is then a native call."""
     root: list[dict[str, Any]] = []
     stack: list[tuple[Expr, list[dict[str, Any]]]] = [(expr, root)]
     while stack:
