@@ -42,7 +42,8 @@ from costmodel.render import TEXTS
 
 def op_name(node: Node) -> str:
     """The operator's name in cost tables (a set operation says which)."""
-    return kind_of(node).label(node)
+    label = kind_of(node).label
+    return label if isinstance(label, str) else label(node)
 
 
 def children(node: Node) -> tuple[Node, ...]:

@@ -62,8 +62,9 @@ class OperatorKind(Generic[N]):
     scope: Callable[[N], tuple[Field, ...]]
     #: every expression it holds
     expressions: Callable[[N], list[Expr]]
-    #: the name shown for it in cost tables (a set operation shows which one)
-    label: Callable[[N], str]
+    #: the name shown for it in cost tables: a string, or made from the node where nodes of the kind differ (a set
+    #: operation shows which one); a string costs no call per estimate
+    label: str | Callable[[N], str]
     # ---- wire and rendering
     read: Callable[[Binder, dict[str, Any], str, int, str], Node]
     #: the wire values ``read`` will read as child nodes, with their JSON paths, in the order it reads them;

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from costmodel.explain import explain
-from costmodel.kinds.registry import kind_of
 from costmodel.passes import Work
 from costmodel.passes.report import report
+from costmodel.plan import op_name
 from costmodel.positions import ON, SCAN, Position
 from costmodel.render import to_sql
 
 
 def _where(pos: Position) -> str:
-    node = f"{kind_of(pos.node).label(pos.node)} {pos.node.id}"
+    node = f"{op_name(pos.node)} {pos.node.id}"
     if pos.kind == SCAN:
         return f"into scan {pos.node.id}"
     if pos.kind == ON:
