@@ -18,6 +18,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -148,24 +149,33 @@ class Binder(ExpressionReader):
 
 def _ids_and_depth(raw: Any) -> tuple[set[str], int, Any]:
     """Ids the caller gave, the nesting depth, and the first node whose id was given twice (or None): one walk
-    without recursion, so the depth is checked before a duplicate is reported."""
+    without recursion, so the depth is checked before a duplicate is reported. Plain loops over typed containers:
+    compiled, a generator per object and a generic ``values()`` cost more than the walk."""
     seen: set[str] = set()
     twice: Any = None
     deepest = 0
     stack: list[tuple[Any, int]] = [(raw, 1)]
     while stack:
         item, depth = stack.pop()
+        inner: Iterable[Any]
         if isinstance(item, dict):
-            deepest = max(deepest, depth)
-            node_id = item.get("id")
-            if "op" in item and isinstance(node_id, (str, int)) and not isinstance(node_id, bool):
-                if str(node_id) in seen and twice is None:
+            mapping: dict[Any, Any] = item
+            node_id = mapping.get("id")
+            if "op" in mapping and isinstance(node_id, (str, int)) and not isinstance(node_id, bool):
+                key = str(node_id)
+                if key in seen and twice is None:
                     twice = item
-                seen.add(str(node_id))
-            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, (dict, list)))
+                seen.add(key)
+            inner = mapping.values()
         elif isinstance(item, list):
-            deepest = max(deepest, depth)
-            stack.extend((v, depth + 1) for v in item if isinstance(v, (dict, list)))
+            inner = item
+        else:
+            continue
+        if depth > deepest:
+            deepest = depth
+        for value in inner:
+            if type(value) is dict or type(value) is list or isinstance(value, (dict, list)):
+                stack.append((value, depth + 1))
     return seen, deepest, twice
 
 
