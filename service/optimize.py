@@ -253,8 +253,8 @@ class OptimizeService:
         by_name = add_analyzed_tables(given, tables, self.store, bare_keys=request.sql is not None)
         used: list[tuple[str, StoredTable]] = []
         catalog, samples = resolve_catalog(by_name, self.store, used)  # stored statistics for {"ref": ...}
-        same = catalog is request.catalog and options is request.options  # replace() costs microseconds
-        resolved = request if same else replace(request, catalog=catalog, options=options)
+        unchanged = catalog is request.catalog and options is request.options  # replace() costs microseconds
+        resolved = request if unchanged else replace(request, catalog=catalog, options=options)
         learned = None
         if use_feedback and self.feedback is not None:
             from costmodel.estimate import DEFAULT_SOURCES
