@@ -4,12 +4,13 @@ CPython rounds a float to ``digits`` decimals by writing the correctly rounded d
 about 2,000 instructions; the answer's numbers (cost tables, the decision log) are rounded a few hundred times
 per plan. When ``x * 10**digits`` is not within its rounding error of a half, the integer nearest to it is
 the decimal's digits, and dividing that integer by ``10**digits`` (one correctly rounded division of two
-exact doubles) is the double the decimal reads back as. A large value (its scaled value past 2**52, as a
-plan's cost often is) is split into its integer part and its fraction, each exact: the fraction is rounded
-as above, and the decimal's digits, an integer, divided by ``10**digits`` as integers (a correctly rounded
-division) is again the double the decimal reads back as. A value near a tie, one past 2**52 (already an
-integer), or one that is not finite goes to ``round`` itself. tests/costmodel/test_rounding.py holds the two
-to the same bits.
+exact doubles) is the double the decimal reads back as. A large value (its scaled value past 2**31, as a
+plan's cost often is, where the margin below would call nearly every value a tie) is split into its integer
+part and its fraction, each exact: the fraction is rounded as above, and the decimal's digits, an integer,
+divided by ``10**digits`` (as doubles while both are exact, else as Python integers: either way one correctly
+rounded division) is again the double the decimal reads back as. A value past 2**52 is an integer already and
+comes back as it is. A value near a tie, or one that is not finite, goes to ``round`` itself.
+tests/costmodel/test_rounding.py holds the two to the same bits.
 
     >>> rounded(0.1234565, 6) == round(0.1234565, 6), rounded(2.5, 0), rounded(-1e-9, 6)
     (True, 2.0, -0.0)
@@ -43,11 +44,16 @@ def rounded(x: float, digits: int) -> float:
     if not -_DIRECT < scaled < _DIRECT:  # large, infinite, or NaN (every comparison with NaN is false)
         return _rounded_large(x, digits)
     nearest = math.floor(scaled + 0.5)
-    if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (abs(scaled) + 1.0):  # may be a tie: round decides
+    if _near_tie(scaled, nearest):  # round decides
         return round(x, digits)
     if nearest == 0:
         return math.copysign(0.0, x)  # round keeps the sign of a value that rounds to zero
     return nearest / scale
+
+
+def _near_tie(scaled: float, nearest: int) -> bool:
+    """Whether ``scaled`` may lie within its rounding error of a half, so that ``nearest`` cannot be trusted."""
+    return abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (abs(scaled) + 1.0)
 
 
 def _rounded_large(x: float, digits: int) -> float:
@@ -66,7 +72,7 @@ def _rounded_large(x: float, digits: int) -> float:
     fraction = x - whole  # exact: past 1, x and its floor are within a factor of two of each other
     scaled = fraction * _SCALES[digits]  # below 10**6: its rounding error is far inside the margin
     nearest = math.floor(scaled + 0.5)
-    if abs(abs(scaled - nearest) - 0.5) <= _MARGIN * (scaled + 1.0):
+    if _near_tie(scaled, nearest):
         return round(x, digits)
     decimal = whole * _INT_SCALES[digits] + nearest  # the decimal's digits: x rounded, times 10**digits
     if -_EXACT < decimal < _EXACT:  # exact as a double, as 10**digits is: one correctly rounded division

@@ -52,16 +52,14 @@ def _num(value: Any) -> str:
         return _float_text(value)
     if not isinstance(value, (int, float)) or isinstance(value, bool):  # a tuple: ``int | float`` is built per call
         return str(value)
-    size = abs(value)
-    if size < 1e15 and float(value).is_integer():
-        return str(int(value))
-    if 1e6 <= size < 1e15:
-        return f"{value:.1f}"
-    return f"{value:.6g}"
+    if isinstance(value, float):  # a float subclass (numpy's)
+        return _float_text(float(value))
+    return str(value) if abs(value) < 1e15 else f"{value:.6g}"
 
 
 def _float_text(value: float) -> str:
-    """``_num`` of a float, the usual case, in C doubles when compiled (no method looked up by name)."""
+    """``_num`` of a float: whole ones without a fraction, large ones to a tenth, the rest to 6 significant digits;
+    in C doubles when compiled (no method looked up by name)."""
     size = abs(value)
     if size < 1e15 and float(int(value)) == value:  # NaN and infinities fail the first test
         return str(int(value))
