@@ -60,9 +60,31 @@ INT32_MAX = 2**31 - 1
 
 
 def wire_type(dtype: exp.DataType) -> str:
-    """Spell a sqlglot type the way the wire does (``int``, ``decimal(15,2)``)."""
+    """Spell a sqlglot type the way the wire does (``int``, ``decimal(15,2)``). A type with nothing but its name
+    (``DATE``, every typed literal's) is spelled once per name: writing it runs sqlglot's generator, about
+    70,000 instructions compiled, a twentieth of a small query's translation.
+
+    >>> wire_type(exp.DataType.build("date")), wire_type(exp.DataType.build("decimal(15, 2)"))
+    ('date', 'decimal(15,2)')
+    """
+    plain = True
+    for key, value in dtype.args.items():
+        if key != "this" and value:
+            plain = False
+            break
+    if plain:
+        known = _PLAIN_WIRE_TYPES.get(dtype.this)
+        if known is not None:
+            return known
     text = dtype.sql(dialect=dialect_of("spark")).lower().replace(" ", "")
-    return _CANONICAL_TYPES.get(text, text)
+    spelled = _CANONICAL_TYPES.get(text, text)
+    if plain:
+        _PLAIN_WIRE_TYPES[dtype.this] = spelled
+    return spelled
+
+
+#: ``wire_type`` of a type without parameters, by its sqlglot type (one entry per ``exp.DType`` at most)
+_PLAIN_WIRE_TYPES: dict[object, str] = {}
 
 
 def sqlglot_type(wire: str) -> exp.DataType:

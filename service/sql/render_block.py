@@ -43,14 +43,51 @@ def _inputs(n: Node) -> list[Node]:
 FROM, WHERE, AGG, HAVING, WINDOW, PROJECT, DISTINCT, ORDER, LIMIT, SETOP = range(10)
 
 
-@dataclass
 class Col:
-    """One output column of a block: its wire name and how SQL reaches it."""
+    """One output column of a block: its wire name and how SQL reaches it (``ref``).
 
-    qual: str | None
-    name: str
-    ref: exp.Expr
-    window: bool = False  # ref holds a window function
+    A column a table or derived table exposes is reached as ``table.column`` (``Col.of``), built when first asked
+    for: a scan lists every column of its table and a query reads a few (a Column and two Identifiers per
+    column, most of q15's rendering of its scans). Blocks are compared by identity, never field by field.
+    """
+
+    def __init__(self, qual: str | None, name: str, ref: exp.Expr | None, window: bool = False) -> None:
+        self.qual = qual
+        self.name = name
+        self.window = window  # ref holds a window function
+        self._ref = ref
+        self._column: tuple[str, str | None] = ("", None)  # (name, table) of a ``Col.of`` before its ref is built
+
+    @staticmethod
+    def of(qual: str | None, name: str, sql_name: str, table: str | None = None) -> Col:
+        """The column ``name`` reached as ``table.sql_name`` (bare ``sql_name`` without a table).
+
+        >>> c = Col.of("t", "k", "k", "t")
+        >>> c.is_column_named("k"), c.fresh_ref().sql(), c.fresh_ref() is c.fresh_ref()
+        (True, 't.k', False)
+        """
+        col = Col(qual, name, None)
+        col._column = (sql_name, table)
+        return col
+
+    @property
+    def ref(self) -> exp.Expr:
+        if self._ref is None:
+            self._ref = column(self._column[0], self._column[1])
+        return self._ref
+
+    def fresh_ref(self) -> exp.Expr:
+        """``ref`` to put in a tree: a new node each time (a tree node has one parent)."""
+        if self._ref is None:
+            return column(self._column[0], self._column[1])
+        # the tree's own deep copy, without copy.deepcopy's memo around it (a fifth of the copy's time)
+        return self._ref.__deepcopy__({})
+
+    def is_column_named(self, name: str) -> bool:
+        """``ref`` is a bare or qualified column called ``name``."""
+        if self._ref is None:
+            return self._column[0] == name
+        return isinstance(self._ref, exp.Column) and self._ref.name == name
 
 
 @dataclass
@@ -149,7 +186,7 @@ class BlockRenderer:
         """Give the block an explicit SELECT list (``*`` where that is exact)."""
         if block.projected:
             return
-        plain = [c for c in block.cols if isinstance(c.ref, exp.Column) and c.ref.name == c.name and not c.window]
+        plain = [c for c in block.cols if c.is_column_named(c.name) and not c.window]
         quals = {c.qual for c in block.cols if c in plain}
         names = [c.name.lower() for c in plain]
         # ``*`` is exact when it cannot expose clashing names: one source, or
@@ -174,16 +211,16 @@ class BlockRenderer:
             if name.lower() in taken:
                 name = unique(f"{c.qual}_{c.name}" if c.qual else c.name, taken)
             taken.add(name.lower())
-            if isinstance(c.ref, exp.Column) and c.ref.name == name:
-                items.append(c.ref.copy())
+            if c.is_column_named(name):
+                items.append(c.fresh_ref())
             else:
-                items.append(exp.Alias(this=c.ref.copy(), alias=ident(name)))
+                items.append(exp.Alias(this=c.fresh_ref(), alias=ident(name)))
             cols.append(c)
             out.append(name)
         if not items:
             items.append(exp.Star())
         block.select.set("expressions", items)
-        block.cols = [Col(c.qual, c.name, column(o)) for c, o in zip(cols, out, strict=True)]
+        block.cols = [Col.of(c.qual, c.name, o) for c, o in zip(cols, out, strict=True)]
         block.out_names = out
         block.projected = True
         block.stage = max(block.stage, PROJECT)
@@ -236,7 +273,7 @@ class BlockRenderer:
             sql_name = columns[i] if columns else block.out_names[i]
             wire_name = columns[i] if columns else c.name
             qual = alias if alias is not None else (c.qual if not keep_qual else name)
-            cols.append(Col(qual, wire_name, column(sql_name, name)))
+            cols.append(Col.of(qual, wire_name, sql_name, name))
         return Block(
             select=exp.Select(from_=exp.From(this=sub)),
             cols=cols,
@@ -294,8 +331,7 @@ class BlockRenderer:
         for cols in scopes:
             hit = self.lookup(ref, cols)
             if hit is not None:
-                # the tree's own deep copy, without copy.deepcopy's memo around it (a fifth of the copy's time)
-                return hit.ref.__deepcopy__({})
+                return hit.fresh_ref()
         # Without a catalog a bare name may belong to a scan we could not list.
         if "." not in ref:
             return column(ref)

@@ -61,7 +61,7 @@ class Renderer(BlockRenderer):
         )
         block = Block(
             select=exp.Select(from_=exp.From(this=source)),
-            cols=[Col(qual, c, column(c, qual)) for c in names],
+            cols=[Col.of(qual, c, c, qual) for c in names],
             stage=FROM,
             complete=known is not None,
         )
@@ -107,7 +107,7 @@ class Renderer(BlockRenderer):
                 items.append(sql)
             else:
                 items.append(exp.Alias(this=sql, alias=ident(name)))
-            cols.append(Col(qual, name, column(name)))
+            cols.append(Col.of(qual, name, name))
         if not items:
             raise SqlError("invalid_plan", "project needs at least one expression", detail={"id": n.get("id")})
         block.select.set("expressions", items)
@@ -203,7 +203,7 @@ class Renderer(BlockRenderer):
             raise SqlError(
                 "invalid_plan", f"cannot write this generator for {self.dialect}", detail={"id": n.get("id")}
             )
-        block.cols = block.cols + [Col(alias, c, column(c, alias)) for c in columns]
+        block.cols = block.cols + [Col.of(alias, c, c, alias) for c in columns]
         block.stage = max(block.stage, WHERE)  # FROM is closed: a join after it needs a derived table
         return block
 
@@ -370,5 +370,5 @@ class Renderer(BlockRenderer):
         tree = queries[0]
         for q in queries[1:]:
             tree = kind(this=tree, expression=q, distinct=not n.get("all", False))
-        cols = [Col(c.qual, name, column(name)) for c, name in zip(first.cols, first.out_names, strict=True)]
+        cols = [Col.of(c.qual, name, name) for c, name in zip(first.cols, first.out_names, strict=True)]
         return Block(select=tree, cols=cols, stage=SETOP, projected=True, out_names=list(first.out_names))
