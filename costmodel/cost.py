@@ -126,9 +126,14 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
             if isinstance(node, Scan):
                 table = catalog.table(node.table)
                 for f in node.fields:
-                    stats = table.stats_for(f.name) if table is not None else None
-                    rows = table.row_count if table is not None else None
-                    out[f.cid] = ColumnInfo(stats, rows, node.table, f.name)
+                    if table is None:
+                        out[f.cid] = ColumnInfo(None, None, node.table, f.name)
+                        continue
+                    info = table.column_infos.get(f.name)
+                    if info is None or info.table != node.table:  # the table as this scan spells it
+                        info = ColumnInfo(table.stats_for(f.name), table.row_count, node.table, f.name)
+                        table.column_infos[f.name] = info
+                    out[f.cid] = info
             for expr in node_expressions(node):
                 stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
     return out
