@@ -24,7 +24,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import NormalizationStrategy
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from service.sql.common import TypeKinds, dialect_of
+from service.sql.common import TypeKinds, child_nodes, dialect_of
 from service.sql.identifiers import identifier_normalizer
 from service.sql.parse import Tables
 
@@ -299,7 +299,7 @@ class _Binder:
             elif kind == _REFUSED:
                 raise Unbindable(node.key)
             elif kind != _STAR:  # count(*)
-                stack.extend(node.iter_expressions())
+                stack.extend(child_nodes(node))
 
     def column(
         self,

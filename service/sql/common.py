@@ -112,6 +112,25 @@ def dialect_of(name: str) -> Dialect:
     return Dialect.get_or_raise(name)
 
 
+def child_nodes(node: exp.Expr) -> list[exp.Expr]:
+    """``node``'s child nodes in ``iter_expressions`` order, as a list: a walk meets every node of the query, and
+    sqlglot's generator (wrapped in another to pair each child with its depth) cost two generator objects a node.
+
+    >>> import sqlglot
+    >>> [c.sql() for c in child_nodes(sqlglot.parse_one("SELECT a, b FROM t WHERE c"))]
+    ['a', 'b', 'FROM t', 'WHERE c']
+    """
+    out: list[exp.Expr] = []
+    for value in node.args.values():
+        if isinstance(value, list):
+            for v in value:
+                if isinstance(v, exp.Expr):
+                    out.append(v)
+        elif isinstance(value, exp.Expr):
+            out.append(value)
+    return out
+
+
 class TypeKinds:
     """Which of several kinds a sqlglot node is, by its type: the first ``(types, kind)`` entry whose types the
     node's type derives from, else ``default``; tested once per type, then looked up. A walk that asks this of

@@ -16,7 +16,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 
-from service.sql.common import dialect_of
+from service.sql.common import child_nodes, dialect_of
 from service.sql.errors import SQLGLOT_SLIPS, SqlError
 from service.sql.limits import check_nesting
 
@@ -206,7 +206,7 @@ def balance(stmt: exp.Expr) -> exp.Expr:
                 _balanced(node, leaves)
                 stack.extend(leaves)
                 continue
-        stack.extend(node.iter_expressions())
+        stack.extend(child_nodes(node))
     return stmt
 
 

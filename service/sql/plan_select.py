@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from sqlglot import exp
 
-from service.sql.common import TypeKinds
+from service.sql.common import TypeKinds, child_nodes
 from service.sql.errors import SqlError
 from service.sql.grouping import grouping_keys
 from service.sql.parse import position, unsupported
@@ -60,7 +60,7 @@ def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
         if kind == _AGGREGATE and not is_window_fn:
             found.append(node)  # type: ignore[arg-type]  # its kind says so
             return
-        for child in node.iter_expressions():
+        for child in child_nodes(node):
             visit(child, kind == _WINDOW and child is node.this)
 
     visit(e, False)
@@ -76,7 +76,7 @@ def _windows_in(e: exp.Expr) -> list[exp.Window]:
         node = stack.pop()
         if _SCOPE_KIND(node) == _WINDOW:
             found.append(node)  # type: ignore[arg-type]
-        inner = [c for c in node.iter_expressions() if _SCOPE_KIND(c) != _NESTED]
+        inner = [c for c in child_nodes(node) if _SCOPE_KIND(c) != _NESTED]
         stack.extend(reversed(inner))
     return found
 

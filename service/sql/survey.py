@@ -15,7 +15,7 @@ from typing import Final
 
 from sqlglot import exp
 
-from service.sql.common import TypeKinds
+from service.sql.common import TypeKinds, child_nodes
 from service.sql.limits import MAX_DEPTH, too_deep
 from service.sql.parse import _balanced, _chain_root, _leaves, position
 
@@ -62,7 +62,9 @@ def survey(stmt: exp.Expr) -> Survey:
             leaves = _leaves(node)
             if len(leaves) > 2:
                 _balanced(node, leaves)
-                queue.extend((c, depth + 1) for c in node.iter_expressions() if c.arg_key not in ("this", "expression"))
+                for c in child_nodes(node):
+                    if c.arg_key != "this" and c.arg_key != "expression":
+                        queue.append((c, depth + 1))
                 below = depth + len(leaves).bit_length()  # the balanced tree's height
                 queue.extend((leaf, below) for leaf in leaves)
                 continue
@@ -85,7 +87,8 @@ def survey(stmt: exp.Expr) -> Survey:
             out.windows = True
         elif kind == _AGGREGATE:
             out.aggregates = True
-        queue.extend((c, depth + 1) for c in node.iter_expressions())
+        for c in child_nodes(node):
+            queue.append((c, depth + 1))
     return out
 
 
