@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import TypeVar, cast
 
 import sqlglot
 from sqlglot import exp, parser
@@ -17,6 +18,8 @@ from sqlglot.errors import SqlglotError
 from sqlglot.expressions import FUNCTION_BY_NAME
 
 from service.sql.errors import SqlError
+
+E = TypeVar("E", bound=exp.Expr)
 
 
 def sqlglot_build() -> str:
@@ -112,7 +115,7 @@ def dialect_of(name: str) -> Dialect:
     return Dialect.get_or_raise(name)
 
 
-def child_nodes(node: exp.Expr) -> list[exp.Expr]:
+def child_nodes(node: E) -> list[E]:
     """``node``'s child nodes in ``iter_expressions`` order, as a list: a walk meets every node of the query, and
     sqlglot's generator (wrapped in another to pair each child with its depth) cost two generator objects a node.
 
@@ -120,14 +123,14 @@ def child_nodes(node: exp.Expr) -> list[exp.Expr]:
     >>> [c.sql() for c in child_nodes(sqlglot.parse_one("SELECT a, b FROM t WHERE c"))]
     ['a', 'b', 'FROM t', 'WHERE c']
     """
-    out: list[exp.Expr] = []
+    out: list[E] = []
     for value in node.args.values():
         if isinstance(value, list):
             for v in value:
                 if isinstance(v, exp.Expr):
-                    out.append(v)
+                    out.append(cast(E, v))
         elif isinstance(value, exp.Expr):
-            out.append(value)
+            out.append(cast(E, value))
     return out
 
 
