@@ -48,7 +48,7 @@ class Col:
 
     A column a table or derived table exposes is reached as ``table.column`` (``Col.of``), built when first asked
     for: a scan lists every column of its table and a query reads a few (a Column and two Identifiers per
-    column, most of q15's rendering of its scans). Blocks are compared by identity, never field by field.
+    column, most of q15's rendering of its scans). Columns are compared by identity, never field by field.
     """
 
     def __init__(self, qual: str | None, name: str, ref: exp.Expr | None, window: bool = False) -> None:
@@ -72,6 +72,7 @@ class Col:
 
     @property
     def ref(self) -> exp.Expr:
+        """The expression that reaches the column (not to be put in a tree: ``fresh_ref``)."""
         if self._ref is None:
             self._ref = column(self._column[0], self._column[1])
         return self._ref
