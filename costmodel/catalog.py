@@ -77,8 +77,7 @@ class TableInfo:
     column_stats: dict[str, ColumnStats] = field(default_factory=dict)
     indexes: tuple[Index, ...] = ()
     containers: tuple[Container, ...] = ()
-    #: each column's ``ColumnInfo`` once built (``cost.column_infos``): a catalog outlives its requests (the memo of
-    #: ``catalog_from_wire``), and every optimization asked for the same ones again, 4 attribute writes each
+    #: each column's ``ColumnInfo`` once made (``estimate_types.column_info``)
     column_infos: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def stats_for(self, column: str) -> ColumnStats | None:

@@ -21,6 +21,7 @@ from typing import Any, Final
 from costmodel.catalog import Catalog
 from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
 from costmodel.estimate_live import without
+from costmodel.estimate_types import column_info
 from costmodel.expr import (
     ARITHMETIC,
     BOOLEAN,
@@ -126,14 +127,7 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
             if isinstance(node, Scan):
                 table = catalog.table(node.table)
                 for f in node.fields:
-                    if table is None:
-                        out[f.cid] = ColumnInfo(None, None, node.table, f.name)
-                        continue
-                    info = table.column_infos.get(f.name)
-                    if info is None or info.table != node.table:  # the table as this scan spells it
-                        info = ColumnInfo(table.stats_for(f.name), table.row_count, node.table, f.name)
-                        table.column_infos[f.name] = info
-                    out[f.cid] = info
+                    out[f.cid] = column_info(table, node.table, f.name)
             for expr in node_expressions(node):
                 stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
     return out

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from costmodel.catalog import ColumnStats
+from costmodel.catalog import ColumnStats, TableInfo
 from costmodel.expr import Expr
 from costmodel.rounding import rounded
 
@@ -94,6 +94,19 @@ class ColumnInfo:
         if self.stats is None or self.stats.null_count is None or not self.table_rows:
             return None
         return min(1.0, self.stats.null_count / self.table_rows)
+
+
+def column_info(table: TableInfo | None, spelled: str, column: str) -> ColumnInfo:
+    """``column``'s statistics in ``table`` (``spelled`` as the scan names the table), made once per table of a
+    catalog (``TableInfo.column_infos``): a catalog outlives its requests (``catalog_from_wire``'s memo), and every
+    optimization asked for the same ones again."""
+    if table is None:
+        return ColumnInfo(None, None, spelled, column)
+    info: ColumnInfo | None = table.column_infos.get(column)
+    if info is None or info.table != spelled:
+        info = ColumnInfo(table.stats_for(column), table.row_count, spelled, column)
+        table.column_infos[column] = info
+    return info
 
 
 class SelectivitySource(Protocol):
