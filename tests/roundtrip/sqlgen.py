@@ -172,10 +172,14 @@ class QueryGen:
             right = From(f"{table} AS b", [Col(f"b.{c}", t) for c, t in COLUMNS], ["b.id"], ["b"])
         else:
             right = self._from_item(want, "b")
-        keyed = [
-            (lc, rc) for lc in left.cols for rc in right.cols if lc.type == rc.type and _is_key(lc) and _is_key(rc)
-        ]
-        keyed = keyed or [(lc, rc) for lc in left.cols for rc in right.cols if lc.type == rc.type]
+        keyed = _join_keys(left, right)
+        for _ in range(20):  # two derived tables may share no column type: another right side
+            if keyed:
+                break
+            right = self._from_item(want, "b")
+            keyed = _join_keys(left, right)
+        if not keyed:
+            raise ValueError(f"no column type in common between {left.sql} and {right.sql}")
         lk, rk = self.rng.choice(keyed)
         join = JOINS[joins[0]]
         on = f"{lk.ref} = {rk.ref}"
@@ -444,6 +448,13 @@ class QueryGen:
 
 def _is_key(col: Col) -> bool:
     return col.ref.split(".")[-1].startswith("k")
+
+
+def _join_keys(left: From, right: From) -> list[tuple[Col, Col]]:
+    """Pairs of one column from each side that a join may compare: key columns of one type first, else any two
+    columns of one type; empty when the sides share no type."""
+    keyed = [(lc, rc) for lc in left.cols for rc in right.cols if lc.type == rc.type and _is_key(lc) and _is_key(rc)]
+    return keyed or [(lc, rc) for lc in left.cols for rc in right.cols if lc.type == rc.type]
 
 
 def _sum(col: Col) -> tuple[str, str]:
