@@ -85,3 +85,19 @@ def test_a_catalog_without_a_null_is_answered_without_looking_for_one(monkeypatc
     assert catalog_from_wire(copy.deepcopy(plain)) is first
     with pytest.raises(AssertionError):  # a catalog not read before is still checked
         catalog_from_wire({"tables": {"v": {"columns": ["a"]}}})
+
+
+def test_a_columns_statistics_are_made_once_per_table_and_follow_the_scans_spelling() -> None:
+    """``column_info`` keeps each column's ``ColumnInfo`` with its catalog table: asked again it is the same
+    object, with the statistics the catalog holds; a scan spelling the table otherwise gets its own spelling."""
+    from costmodel.estimate_types import column_info
+
+    table = catalog_from_wire(copy.deepcopy(CATALOG)).tables["t"]
+    first = column_info(table, "t", "a")
+    assert column_info(table, "t", "a") is first
+    assert (first.table, first.column, first.table_rows, first.stats) == ("t", "a", 1000, table.column_stats["a"])
+    other = column_info(table, "T", "a")
+    assert (other.table, other.stats) == ("T", table.column_stats["a"])
+    missing = column_info(None, "u", "x")
+    assert (missing.table, missing.stats, missing.table_rows) == ("u", None, None)
+    assert table == catalog_from_wire(copy.deepcopy(CATALOG)).tables["t"]  # the memo is not part of equality
