@@ -79,11 +79,16 @@ def wire_type(dtype: exp.DataType) -> str:
         known = _PLAIN_WIRE_TYPES.get(dtype.this)
         if known is not None:
             return known
-    text = dtype.sql(dialect=dialect_of("spark")).lower().replace(" ", "")
-    spelled = _CANONICAL_TYPES.get(text, text)
+    spelled = written_type(dtype)
     if plain:
         _PLAIN_WIRE_TYPES[dtype.this] = spelled
     return spelled
+
+
+def written_type(dtype: exp.DataType) -> str:
+    """``wire_type`` without remembering: the type written by sqlglot as Spark spells it, in the wire's spelling."""
+    text = dtype.sql(dialect=dialect_of("spark")).lower().replace(" ", "")
+    return _CANONICAL_TYPES.get(text, text)
 
 
 #: ``wire_type`` of a type without parameters, by its sqlglot type (one entry per ``exp.DType`` at most)

@@ -51,12 +51,21 @@ class Col:
     column, most of q15's rendering of its scans). Columns are compared by identity, never field by field.
     """
 
-    def __init__(self, qual: str | None, name: str, ref: exp.Expr | None, window: bool = False) -> None:
+    def __init__(
+        self,
+        qual: str | None,
+        name: str,
+        ref: exp.Expr | None,
+        window: bool = False,
+        reached_as: tuple[str, str | None] | None = None,
+    ) -> None:
         self.qual = qual
         self.name = name
         self.window = window  # ref holds a window function
+        if ref is None and reached_as is None:
+            raise ValueError("a column needs its expression or the (name, table) that reaches it")
         self._ref = ref
-        self._column: tuple[str, str | None] = ("", None)  # (name, table) of a ``Col.of`` before its ref is built
+        self._column: tuple[str, str | None] = reached_as or ("", None)  # (name, table) while ref is unbuilt
 
     @staticmethod
     def of(qual: str | None, name: str, sql_name: str, table: str | None = None) -> Col:
@@ -66,9 +75,7 @@ class Col:
         >>> c.is_column_named("k"), c.fresh_ref().sql(), c.fresh_ref() is c.fresh_ref()
         (True, 't.k', False)
         """
-        col = Col(qual, name, None)
-        col._column = (sql_name, table)
-        return col
+        return Col(qual, name, None, reached_as=(sql_name, table))
 
     @property
     def ref(self) -> exp.Expr:

@@ -10,7 +10,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from service.sql.common import _CANONICAL_TYPES, child_nodes, dialect_of, wire_type
+from service.sql.common import child_nodes, wire_type, written_type
 
 TPCH = Path(__file__).resolve().parents[2] / "bench" / "tpch" / "queries"
 
@@ -23,16 +23,11 @@ def test_child_nodes_are_iter_expressions_in_order(query: str) -> None:
         assert all(a is b for a, b in zip(child_nodes(node), node.iter_expressions(), strict=True))
 
 
-def _written(dtype: exp.DataType) -> str:
-    text = dtype.sql(dialect=dialect_of("spark")).lower().replace(" ", "")
-    return _CANONICAL_TYPES.get(text, text)
-
-
 @pytest.mark.parametrize("kind", list(exp.DataType.Type))
 def test_a_type_without_parameters_is_spelled_as_written_every_time(kind: exp.DataType.Type) -> None:
     dtype = exp.DataType(this=kind)
     try:
-        expected = _written(dtype)
+        expected = written_type(dtype)
     except Exception:  # noqa: BLE001 - a type Spark's generator cannot write: nothing to remember
         pytest.skip(f"{kind} is not written in spark")
     assert wire_type(dtype) == expected
@@ -42,5 +37,5 @@ def test_a_type_without_parameters_is_spelled_as_written_every_time(kind: exp.Da
 @pytest.mark.parametrize("text", ["decimal(15, 2)", "varchar(3)", "array<int>", "struct<a: int, b: string>"])
 def test_a_type_with_parameters_is_written_each_time(text: str) -> None:
     dtype = exp.DataType.build(text, dialect="spark")
-    assert wire_type(dtype) == _written(dtype)
-    assert wire_type(dtype) == _written(dtype)
+    assert wire_type(dtype) == written_type(dtype)
+    assert wire_type(dtype) == written_type(dtype)
