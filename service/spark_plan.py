@@ -41,13 +41,14 @@ run), or by hand::
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from costmodel.finite import finite, may_hold_null
+from costmodel.wire.nodes import node_ids, nodes_in_order
 from service.sql import plan_to_sql
 
 if TYPE_CHECKING:
@@ -149,14 +150,14 @@ def spark_target(
     barriers: list[str] = []
     held: set[tuple[str, str]] = set()
     left: set[tuple[str, str]] = set()
-    for node in list(_nodes(fenced)):
+    for node in nodes_in_order(fenced):
         if node.get("op") == "join" and node.get("type", "inner") in _INNER and node.get("on"):
             lifted = _lift_kept_join_conjuncts(node, texts.get(str(node.get("id")), []), kept)
             if lifted:
                 texts[node["id"]] = lifted
         if node.get("op") != "filter":
             continue
-        below = set(_ids(node["input"]))
+        below = node_ids(node["input"])
         parts = _conjuncts(node["predicate"])
         marks = [
             next(((t, op) for t, op in kept if t == text and op in below), None) for text in texts.get(node["id"], [])
@@ -165,7 +166,7 @@ def spark_target(
             continue
         for i, part in enumerate(parts):  # Spark turns these into semi/anti joins only as plain conjuncts
             mark = marks[i]
-            if mark is not None and any(True for _ in _nodes(part)):
+            if mark is not None and nodes_in_order(part):
                 left.add(mark)
                 marks[i] = None
         plain = [p for p, m in zip(parts, marks, strict=True) if m is None]
@@ -285,51 +286,10 @@ def _kept_pairs(decisions: list[Mapping[str, Any]], scans: set[str]) -> set[tupl
 def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) -> dict[str, list[str]]:
     """Per filter id, its conjuncts as the decisions spell them (the engine's own rendering)."""
     from costmodel import catalog_from_wire, plan_from_wire
-    from costmodel.expr import conjuncts
-    from costmodel.plan import Filter, Join
-    from costmodel.render import to_sql as expr_text
+    from costmodel.conjunct_texts import conjunct_texts
 
     bound = plan_from_wire(dict(plan), catalog_from_wire(dict(catalog) if catalog is not None else {}))
-    out: dict[str, list[str]] = {}
-    stack: list[Any] = [bound]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Filter):
-            out[node.id] = [expr_text(c) for c in conjuncts(node.predicate)]
-        elif isinstance(node, Join) and node.on is not None:
-            out[node.id] = [expr_text(c) for c in conjuncts(node.on)]
-        stack += _bound_children(node)
-    return out
-
-
-def _bound_children(node: Any) -> list[Any]:
-    """Children of an engine node, including the plans of subqueries in its expressions."""
-    from costmodel.expr import Subquery
-
-    kids: list[Any] = []
-    for name in ("input", "left", "right"):
-        kid = getattr(node, name, None)
-        if kid is not None:
-            kids.append(kid)
-    kids += list(getattr(node, "inputs", ()) or ())
-
-    def exprs(value: Any) -> Iterator[Any]:
-        if isinstance(value, Subquery):
-            yield value.plan
-            for arg in value.args or ():
-                yield from exprs(arg)
-        elif isinstance(value, tuple):
-            for v in value:
-                yield from exprs(v)
-        elif hasattr(value, "args"):
-            for v in value.args:
-                yield from exprs(v)
-        elif hasattr(value, "expr"):
-            yield from exprs(value.expr)
-
-    for name in ("predicate", "on", "filters", "exprs", "aggregates", "group_by", "functions"):
-        kids += list(exprs(getattr(node, name, None)))
-    return kids
+    return conjunct_texts(bound)
 
 
 def _conjuncts(expr: Any) -> list[Any]:
@@ -338,25 +298,5 @@ def _conjuncts(expr: Any) -> list[Any]:
     return [expr]
 
 
-def _nodes(value: Any) -> Iterator[dict[str, Any]]:
-    """Every plan node in a wire plan, subquery plans included, outermost first (explicit stack: plans nest
-    10,000 levels)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if "op" in item:
-                yield item
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
-
-
-def _ids(value: Any) -> Iterator[str]:
-    for node in _nodes(value):
-        if "id" in node:
-            yield str(node["id"])
-
-
 def _scan_ids(plan: Mapping[str, Any]) -> set[str]:
-    return {str(n.get("id")) for n in _nodes(dict(plan)) if n.get("op") == "scan"}
+    return {str(n.get("id")) for n in nodes_in_order(dict(plan)) if n.get("op") == "scan"}

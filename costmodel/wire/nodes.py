@@ -35,6 +35,42 @@ def node_dicts(value: Any) -> list[dict[str, Any]]:
     return out
 
 
+def nodes_in_order(value: Any) -> list[dict[str, Any]]:
+    """``node_dicts`` in the order a depth-first walk over keys in their order meets them: each node before what it
+    holds, a node's inputs and subqueries in the order of its keys (the order the Spark target lists barriers in).
+
+    >>> plan = {"op": "filter", "predicate": {"subquery": {"op": "scan"}}, "input": {"op": "join", "inputs": []}}
+    >>> [node["op"] for node in nodes_in_order(plan)]
+    ['filter', 'scan', 'join']
+    """
+    out: list[dict[str, Any]] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        inner: list[Any]
+        if isinstance(item, dict):
+            mapping: dict[Any, Any] = item
+            if "op" in mapping:
+                out.append(mapping)
+            inner = [child for child in mapping.values() if isinstance(child, (dict, list))]
+        elif isinstance(item, list):
+            inner = [child for child in item if isinstance(child, (dict, list))]
+        else:
+            continue
+        inner.reverse()
+        stack.extend(inner)
+    return out
+
+
+def node_ids(value: Any) -> set[str]:
+    """The ids (as text) of the nodes in ``value`` that have one, subqueries included.
+
+    >>> sorted(node_ids({"op": "filter", "id": "f", "input": {"op": "scan", "id": 7}}))
+    ['7', 'f']
+    """
+    return {str(node["id"]) for node in nodes_in_order(value) if "id" in node}
+
+
 def column_refs(value: Any) -> dict[str, list[str]]:
     """Every qualified column ``q.c`` in ``value`` (a wire plan or part of one): the names of each qualifier
     (its key in lower case), each once, in the order a depth-first walk in key order meets them.

@@ -1,5 +1,5 @@
-"""The wire walks the SQL adapter runs on every request (``costmodel.wire.nodes``), against recursive
-definitions of what they return, on TPC-H's plans and on random JSON."""
+"""The wire walks the SQL adapter and the Spark target run on every request (``costmodel.wire.nodes``), against
+recursive definitions of what they return, on TPC-H's plans and on random JSON."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from costmodel.wire.nodes import column_refs, numbered
+from costmodel.wire.nodes import column_refs, node_ids, nodes_in_order, numbered
 
 PLANS = sorted((Path(__file__).parents[2] / "bench" / "tpch" / "plans").glob("q*.json"))
 INPUTS = ("input", "left", "right", "inputs")
@@ -30,6 +30,19 @@ def refs_by_recursion(value: Any, out: dict[str, list[str]]) -> dict[str, list[s
     elif isinstance(value, list):
         for inner in value:
             refs_by_recursion(inner, out)
+    return out
+
+
+def nodes_by_recursion(value: Any, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What ``nodes_in_order`` returns, by its definition: each node, then what its keys hold, in key order."""
+    if isinstance(value, dict):
+        if "op" in value:
+            out.append(value)
+        for inner in value.values():
+            nodes_by_recursion(inner, out)
+    elif isinstance(value, list):
+        for inner in value:
+            nodes_by_recursion(inner, out)
     return out
 
 
@@ -93,6 +106,7 @@ def test_walks_match_their_definitions_on_tpch(path: Path) -> None:
     plan = json.loads(path.read_text())
     assert column_refs(plan) == refs_by_recursion(plan, {})
     assert numbered(plan) == numbered_by_recursion(plan, [0])
+    assert _same_objects(nodes_in_order(plan), nodes_by_recursion(plan, []))
 
 
 def test_walks_match_their_definitions_on_random_plans() -> None:
@@ -103,6 +117,14 @@ def test_walks_match_their_definitions_on_random_plans() -> None:
         assert refs == refs_by_recursion(plan, {})
         assert list(refs) == list(refs_by_recursion(plan, {}))  # the same order of qualifiers
         assert json.dumps(numbered(plan)) == json.dumps(numbered_by_recursion(plan, [0]))  # key order too
+        nodes = nodes_by_recursion(plan, [])
+        assert _same_objects(nodes_in_order(plan), nodes)
+        assert node_ids(plan) == {str(n["id"]) for n in nodes if "id" in n}
+
+
+def _same_objects(found: list[Any], expected: list[Any]) -> bool:
+    """The same objects in the same order (a node compared by value could be another node equal to it)."""
+    return len(found) == len(expected) and all(a is b for a, b in zip(found, expected, strict=True))
 
 
 def test_numbered_copies_and_leaves_the_plan_alone() -> None:
