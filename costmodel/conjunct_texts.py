@@ -10,8 +10,10 @@ from costmodel.plan import Filter, Join, Node, children, node_expressions
 from costmodel.render import to_sql
 
 
-def conjunct_texts(plan: Node) -> dict[str, list[str]]:
+def conjunct_texts(plan: Node) -> dict[str, list[str]] | None:
     """Per filter and per join with a condition, by node id, its conjuncts' texts; subqueries' plans included.
+    None when two nodes share an id (a subquery's plan copied into several places, which the wire answer tells
+    apart by renumbering the copies: ``costmodel.unique_ids``): by id, their texts cannot be told apart.
 
     >>> from costmodel.expr import Call, Column, Literal
     >>> from costmodel.plan import Field, Scan
@@ -22,9 +24,13 @@ def conjunct_texts(plan: Node) -> dict[str, list[str]]:
     {'f': ['a > 1', 'a < 9']}
     """
     out: dict[str, list[str]] = {}
+    seen: set[str] = set()
     stack: list[Node] = [plan]
     while stack:
         node = stack.pop()
+        if node.id in seen:
+            return None
+        seen.add(node.id)
         if isinstance(node, Filter):
             out[node.id] = [to_sql(c) for c in conjuncts(node.predicate)]
         elif isinstance(node, Join) and node.on is not None:

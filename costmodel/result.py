@@ -7,6 +7,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from costmodel.conjunct_texts import conjunct_texts
 from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
 from costmodel.expr import Call, Expr, Literal, Subquery
@@ -95,6 +96,12 @@ class FullParts:
         """The operators of the plan as written by id (``costmodel.operator_paths.tree_operators``), without
         rendering its tree."""
         return tree_operators(self._result.original, wanted)
+
+    def conjunct_texts(self) -> dict[str, list[str]] | None:
+        """The rewritten plan's conjuncts by filter and join id (``costmodel.conjunct_texts``), spelled with the
+        optimization's memos: the texts its decisions have already spelled are not spelled again."""
+        with plan_memo(self._memos):
+            return conjunct_texts(self._result.plan)
 
     def may_join_unconditioned(self) -> bool:
         """Whether the plan as written may hold a join without a condition (``unconditioned_join``)."""

@@ -3,19 +3,27 @@ against the rule-based baseline the engine costed, and the warning for a cross p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from costmodel.result import FullParts
 from costmodel.wire.nodes import node_dicts
 
 
-def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_written: str | None = None) -> None:
+def attach_spark(
+    response: dict[str, Any],
+    catalog: dict[str, Any] | None,
+    as_written: str | None = None,
+    texts: Callable[[], dict[str, list[str]] | None] | None = None,
+) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
 
     ``as_written``: the request's own Spark SQL. When the answer needs no barrier and no setting, Catalyst's own
     pushdown places every predicate where the answer does (each pushed one as deep as legal, each kept one left to
     Spark): the query then runs as written (``as_written: true``), so Spark analyzes one query instead of two and
-    the caller's text, hints and names reach it untouched, and the answer's plan is not rendered a second time."""
+    the caller's text, hints and names reach it untouched, and the answer's plan is not rendered a second time.
+    ``texts``: the engine's conjunct texts of the plan (``FullParts.conjunct_texts``), which spare reading the
+    plan again."""
     try:
         from service.spark_plan import spark_target
         from service.sql.errors import SqlError
@@ -24,7 +32,7 @@ def attach_spark(response: dict[str, Any], catalog: dict[str, Any] | None, as_wr
             raise
         return
     try:
-        target = spark_target(response["plan"], response.get("decisions", []), catalog, as_written)
+        target = spark_target(response["plan"], response.get("decisions", []), catalog, as_written, texts)
     except SqlError as exc:
         response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
         return

@@ -273,7 +273,7 @@ class OptimizeService:
         warn_cross_products(response, original, parts)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
-            attach_spark(response, catalog, request.sql if same else None)
+            attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics

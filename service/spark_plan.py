@@ -41,7 +41,7 @@ run), or by hand::
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -123,11 +123,14 @@ def spark_target(
     decisions: list[Mapping[str, Any]],
     catalog: Mapping[str, Any] | None = None,
     as_written: str | None = None,
+    texts: Callable[[], dict[str, list[str]] | None] | None = None,
 ) -> SparkTarget:
     """The SQL and settings under which Spark keeps every placement of ``plan`` (the answer's rewritten plan).
 
     ``as_written``: the request's own Spark SQL. When no barrier is needed (and no setting ever is), Catalyst's
     own pushdown places every predicate where the answer does, so the query runs as written and is not rendered.
+    ``texts``: the conjunct texts of ``plan``'s filters and joins by id from the engine that made it
+    (``FullParts.conjunct_texts``), or None there; without them ``plan`` is read again to spell them.
 
     >>> scan = {"op": "scan", "id": "s", "table": "t", "filters": []}
     >>> plan = {"op": "filter", "id": "f", "input": {"op": "aggregate", "id": "a", "input": scan,
@@ -145,22 +148,24 @@ def spark_target(
     kept = _kept_pairs(decisions, _scan_ids(plan))
     if not kept:
         return _written(as_written) if as_written is not None else SparkTarget(sql=to_sql(plan, catalog))
-    texts = _conjunct_texts(plan, catalog)
+    known = texts() if texts is not None else None
+    texts_by_id = known if known is not None else _conjunct_texts(plan, catalog)
     fenced = _copied(plan)
     barriers: list[str] = []
     held: set[tuple[str, str]] = set()
     left: set[tuple[str, str]] = set()
     for node in nodes_in_order(fenced):
         if node.get("op") == "join" and node.get("type", "inner") in _INNER and node.get("on"):
-            lifted = _lift_kept_join_conjuncts(node, texts.get(str(node.get("id")), []), kept)
+            lifted = _lift_kept_join_conjuncts(node, texts_by_id.get(str(node.get("id")), []), kept)
             if lifted:
-                texts[node["id"]] = lifted
+                texts_by_id[node["id"]] = lifted
         if node.get("op") != "filter":
             continue
         below = node_ids(node["input"])
         parts = _conjuncts(node["predicate"])
         marks = [
-            next(((t, op) for t, op in kept if t == text and op in below), None) for text in texts.get(node["id"], [])
+            next(((t, op) for t, op in kept if t == text and op in below), None)
+            for text in texts_by_id.get(node["id"], [])
         ]
         if len(marks) != len(parts) or not any(marks):
             continue
@@ -289,7 +294,9 @@ def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) 
     from costmodel.conjunct_texts import conjunct_texts
 
     bound = plan_from_wire(dict(plan), catalog_from_wire(dict(catalog) if catalog is not None else {}))
-    return conjunct_texts(bound)
+    texts = conjunct_texts(bound)
+    assert texts is not None, "the wire reader refuses a plan that repeats an id"
+    return texts
 
 
 def _conjuncts(expr: Any) -> list[Any]:

@@ -58,7 +58,9 @@ def parse_one(sql: Any, read: Any = None, dialect: Any = None, into: Any = None,
             if len(_parsed) >= MAX_NAMES:
                 return known
             _parsed[key] = known
-        return known.copy()  # the caller may change or attach it: the kept one stays as parsed
+        # the caller may change or attach it: the kept one stays as parsed. ``copy()`` is ``copy.deepcopy``, which
+        # calls this after an interpreted dispatch that costs twice the copy of one type
+        return known.__deepcopy__({})
     return _sqlglot_parse_one(sql, read=read, dialect=dialect, into=into, **opts)
 
 
