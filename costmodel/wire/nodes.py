@@ -10,29 +10,13 @@ from typing import Any, Final
 def node_dicts(value: Any) -> list[dict[str, Any]]:
     """Every node object (a dict with an ``op``) in ``value``, subqueries included, walked without recursion;
     only dicts and lists are pushed, so the strings and numbers that make up most of a plan cost one type check.
+    Each node comes before what it holds, which comes last key first (``nodes_in_order`` for key order).
 
     >>> plan = {"op": "filter", "predicate": {"subquery": {"op": "scan"}}, "input": {"op": "join", "inputs": []}}
     >>> [node["op"] for node in node_dicts(plan)]
     ['filter', 'join', 'scan']
     """
-    out: list[dict[str, Any]] = []
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        inner: Any
-        if type(item) is dict:
-            if "op" in item:
-                out.append(item)
-            inner = item.values()
-        elif type(item) is list:
-            inner = item
-        else:
-            continue
-        for child in inner:
-            kind = type(child)
-            if kind is dict or kind is list:
-                stack.append(child)
-    return out
+    return _nodes(value, keys_in_order=False)
 
 
 def nodes_in_order(value: Any) -> list[dict[str, Any]]:
@@ -43,6 +27,19 @@ def nodes_in_order(value: Any) -> list[dict[str, Any]]:
     >>> [node["op"] for node in nodes_in_order(plan)]
     ['filter', 'scan', 'join']
     """
+    return _nodes(value, keys_in_order=True)
+
+
+def node_ids(value: Any) -> set[str]:
+    """The ids (as text) of the nodes in ``value`` that have one, subqueries included.
+
+    >>> sorted(node_ids({"op": "filter", "id": "f", "input": {"op": "scan", "id": 7}}))
+    ['7', 'f']
+    """
+    return {str(node["id"]) for node in nodes_in_order(value) if "id" in node}
+
+
+def _nodes(value: Any, keys_in_order: bool) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     stack: list[Any] = [value]
     while stack:
@@ -57,18 +54,10 @@ def nodes_in_order(value: Any) -> list[dict[str, Any]]:
             inner = [child for child in item if isinstance(child, (dict, list))]
         else:
             continue
-        inner.reverse()
+        if keys_in_order:  # the stack pops the last pushed first
+            inner.reverse()
         stack.extend(inner)
     return out
-
-
-def node_ids(value: Any) -> set[str]:
-    """The ids (as text) of the nodes in ``value`` that have one, subqueries included.
-
-    >>> sorted(node_ids({"op": "filter", "id": "f", "input": {"op": "scan", "id": 7}}))
-    ['7', 'f']
-    """
-    return {str(node["id"]) for node in nodes_in_order(value) if "id" in node}
 
 
 def column_refs(value: Any) -> dict[str, list[str]]:

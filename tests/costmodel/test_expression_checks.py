@@ -4,13 +4,11 @@ against what they mean, on random expressions and plans."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from typing import Any
 
 from costmodel.expr import Call, Column, Expr, Literal, Subquery, has_subquery, walk
 from costmodel.plan import Scan
 from costmodel.unique_ids import _all_ids
-from tests.costmodel.test_wire_walks import random_plan
+from tests.costmodel.test_wire_walks import node_objects, random_plan
 
 SCAN = Scan("s", "t")
 
@@ -44,15 +42,3 @@ def test_all_ids_lists_every_node_id_of_a_plan_and_its_subqueries() -> None:
             node["id"] = rng.choice(["n1", "n2", "f1", 7, None])
         expected = [node["id"] for node in node_objects(plan) if isinstance(node["id"], str)]
         assert sorted(_all_ids(plan)) == sorted(expected)
-
-
-def node_objects(value: object) -> Iterator[dict[str, Any]]:
-    """Every node object (a dict with an ``op``) in ``value``, by definition: a recursive walk."""
-    if isinstance(value, dict):
-        if "op" in value:
-            yield value
-        for inner in value.values():
-            yield from node_objects(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from node_objects(inner)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +34,16 @@ def refs_by_recursion(value: Any, out: dict[str, list[str]]) -> dict[str, list[s
     return out
 
 
-def nodes_by_recursion(value: Any, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What ``nodes_in_order`` returns, by its definition: each node, then what its keys hold, in key order."""
+def node_objects(value: object) -> Iterator[dict[str, Any]]:
+    """Every node object (a dict with an ``op``) in ``value``, by definition: a recursive walk in key order."""
     if isinstance(value, dict):
         if "op" in value:
-            out.append(value)
+            yield value
         for inner in value.values():
-            nodes_by_recursion(inner, out)
+            yield from node_objects(inner)
     elif isinstance(value, list):
         for inner in value:
-            nodes_by_recursion(inner, out)
-    return out
+            yield from node_objects(inner)
 
 
 def numbered_by_recursion(node: dict[str, Any], counter: list[int]) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def test_walks_match_their_definitions_on_tpch(path: Path) -> None:
     plan = json.loads(path.read_text())
     assert column_refs(plan) == refs_by_recursion(plan, {})
     assert numbered(plan) == numbered_by_recursion(plan, [0])
-    assert _same_objects(nodes_in_order(plan), nodes_by_recursion(plan, []))
+    assert _same_objects(nodes_in_order(plan), list(node_objects(plan)))
 
 
 def test_walks_match_their_definitions_on_random_plans() -> None:
@@ -117,7 +117,7 @@ def test_walks_match_their_definitions_on_random_plans() -> None:
         assert refs == refs_by_recursion(plan, {})
         assert list(refs) == list(refs_by_recursion(plan, {}))  # the same order of qualifiers
         assert json.dumps(numbered(plan)) == json.dumps(numbered_by_recursion(plan, [0]))  # key order too
-        nodes = nodes_by_recursion(plan, [])
+        nodes = list(node_objects(plan))
         assert _same_objects(nodes_in_order(plan), nodes)
         assert node_ids(plan) == {str(n["id"]) for n in nodes if "id" in n}
 
