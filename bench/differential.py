@@ -41,18 +41,19 @@ class TimedOut(Exception):
     """A DuckDB query ran past the campaign's limit per query."""
 
 
-def within(seconds: float, interrupt: Any, call: Any) -> Any:
-    """``call()``, with ``interrupt()`` called from a timer after ``seconds``; ``TimedOut`` if it was.
+def within(seconds: float, interrupt: Any, call: Any, interrupted: type[BaseException]) -> Any:
+    """``call()``, with ``interrupt()`` called from a timer after ``seconds``: ``TimedOut`` if it raised
+    ``interrupted`` after the timer fired.
 
-    >>> within(5, lambda: None, lambda: 42)
+    >>> within(5, lambda: None, lambda: 42, KeyboardInterrupt)
     42
     """
     timer = threading.Timer(seconds, interrupt)
     timer.start()
     try:
         return call()
-    except Exception as exc:
-        if timer.finished.is_set() and "nterrupt" in type(exc).__name__:
+    except interrupted as exc:
+        if timer.finished.is_set():
             raise TimedOut(f"interrupted after {seconds} s") from exc
         raise
     finally:
@@ -78,10 +79,12 @@ def campaign(engine: str, count: int, seed: int, query_seconds: float = 60.0) ->
     rows = {name: make_rows(rng, name, 30) for name in TABLES}
     cat = catalog(rows)
     if engine == "duckdb":
+        import duckdb
+
         con = _load(rows)
 
         def run(plan: dict[str, Any]) -> Counter:
-            return within(query_seconds, con.interrupt, lambda: _multiset(con, plan, cat))
+            return within(query_seconds, con.interrupt, lambda: _multiset(con, plan, cat), duckdb.InterruptException)
     else:
         from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 

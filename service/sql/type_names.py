@@ -3,9 +3,10 @@
 Spark's parser (sqlglot's Hive parser) asks every type it reads whether it is ``char`` or ``varchar``, to drop
 their length (``DataType.is_type("char", "varchar")``), and ``is_type`` builds each name it is given with
 ``sqlglot.parse_one``: a new dialect, tokenizer and parser for one word, much of it interpreted Python. Every
-date literal costs two such parses: 9% of TPC-H q15's SQL request's time, 11% of q01's (3.8% and 2.9% of
-their instructions). ``DataType.from_str``, which ``is_type`` calls, looks ``parse_one`` up in the ``sqlglot``
-module each time, so this module puts a function there that answers a type name parsed with the default
+date literal costs two such parses: 3.3% of TPC-H q15's SQL request's instructions and 2.6% of q01's, and
+about as much of their time, timed as the latency benchmark times them. ``DataType.from_str``, which
+``is_type`` calls, looks ``parse_one`` up in the ``sqlglot`` module each time, so this module puts a
+function there that answers a type name parsed with the default
 dialect from a memo, as a copy, while ``remembering`` is set (``service.sql.work.translating`` sets it: the
 translation running in this thread or task, nobody else's). Every other call, and every call outside the
 adapter, goes to sqlglot's own ``parse_one`` untouched, so sqlglot's behaviour for anyone else in the process

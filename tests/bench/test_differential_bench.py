@@ -3,46 +3,40 @@ small campaign runs end to end."""
 
 from __future__ import annotations
 
-import importlib.util
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.bench.scripts import load_bench
+
 duckdb = pytest.importorskip("duckdb")
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_differential", ROOT / "bench" / "differential.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_a_query_past_the_limit_is_interrupted() -> None:
-    bench = load_bench()
+    bench = load_bench("differential")
     con = duckdb.connect()
     heavy = "SELECT count(*) FROM range(100000000) AS a, range(100000000) AS b"
     started = time.perf_counter()
     with pytest.raises(bench.TimedOut):
-        bench.within(0.2, con.interrupt, lambda: con.execute(heavy).fetchall())
+        bench.within(0.2, con.interrupt, lambda: con.execute(heavy).fetchall(), duckdb.InterruptException)
     assert time.perf_counter() - started < 10
-    assert bench.within(5, con.interrupt, lambda: con.execute("SELECT 1").fetchall()) == [(1,)]  # still usable
+    assert bench.within(5, con.interrupt, lambda: con.execute("SELECT 1").fetchall(), duckdb.InterruptException) == [
+        (1,)
+    ]  # still usable
 
 
 def test_an_error_that_is_not_the_limit_is_raised_as_it_is() -> None:
-    bench = load_bench()
+    bench = load_bench("differential")
     con = duckdb.connect()
     with pytest.raises(duckdb.Error) as raised:
-        bench.within(5, con.interrupt, lambda: con.execute("SELECT * FROM no_such_table").fetchall())
+        bench.within(
+            5, con.interrupt, lambda: con.execute("SELECT * FROM no_such_table").fetchall(), duckdb.InterruptException
+        )
     assert not isinstance(raised.value, bench.TimedOut)
 
 
 def test_a_small_campaign_compares_every_rewrite() -> None:
-    bench = load_bench()
+    bench = load_bench("differential")
     result = bench.campaign("duckdb", 20, seed=3, query_seconds=60)
     assert result["plans"] == 20 and result["rewrites_compared"] == 40
     assert result["mismatches"] == [] and result["timed_out"] == []

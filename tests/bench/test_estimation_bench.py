@@ -3,17 +3,13 @@ exact counts end to end on five predicates (Spark's CBO part is skipped: it is t
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.bench.scripts import load_bench
 from tests.spark_session import get_spark, java_available
-
-ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
@@ -25,17 +21,8 @@ if shutil.which("tpchgen-cli") is None:
 SMOKE = ("l_ship_1994", "l_flag_r_status_f", "l_ship_receipt_1997", "o_date_late_status_o", "p_type_prefix")
 
 
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_estimation", ROOT / "bench" / "estimation.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve string annotations through the module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_q_error_and_percentile():
-    bench = load_bench()
+    bench = load_bench("estimation")
     assert bench.q_error(50, 100) == 2.0
     assert bench.q_error(200, 100) == 2.0
     assert bench.q_error(0, 0) == 1.0  # both floored at one row
@@ -48,7 +35,7 @@ def test_q_error_and_percentile():
 
 
 def test_workload_is_well_formed():
-    bench = load_bench()
+    bench = load_bench("estimation")
     workload = bench.WORKLOAD
     assert len(workload) >= 40
     assert len({p.name for p in workload}) == len(workload)
@@ -62,7 +49,7 @@ def test_workload_is_well_formed():
 def test_estimation_bench_at_a_tiny_scale(tmp_path_factory):
     if not java_available():
         pytest.skip("no Java runtime: local Spark cannot start")
-    bench = load_bench()
+    bench = load_bench("estimation")
     data = bench.ensure_data(0.01, root=tmp_path_factory.mktemp("tpch"))
     paths = {t: data / t for t in bench.TABLES}
     workload = tuple(p for p in bench.WORKLOAD if p.name in SMOKE)

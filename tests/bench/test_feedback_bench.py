@@ -3,7 +3,6 @@ and the second run's estimates come from the first run's feedback."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -12,19 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.bench.scripts import load_bench
 from tests.spark_session import get_spark, java_available
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-def _load_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("feedback_bench", ROOT / "bench" / "feedback.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +26,14 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
     tmp = tmp_path_factory.mktemp("feedback_bench")
     output = tmp / "feedback.json"
     argv = ["--scale", "0.01", "--runs", "2", "--data-root", str(tmp / "data"), "--output", str(output)]
-    return _load_bench().main(argv, spark=get_spark()), output
+    return load_bench("feedback").main(argv, spark=get_spark()), output
 
 
 def test_the_second_run_learns_from_the_first(outcome: tuple[dict[str, Any], Path]) -> None:
     result, output = outcome
     assert json.loads(output.read_text())["summary"] == result["summary"]
     rows = result["rows"]
-    assert {r["run"] for r in rows} == {1, 2} and len(rows) == 2 * len(_load_bench().WORKLOAD)
+    assert {r["run"] for r in rows} == {1, 2} and len(rows) == 2 * len(load_bench("feedback").WORKLOAD)
     second = [r for r in rows if r["run"] == 2]
     fixed = [r for r in second if r["task"] != "daily_early_shipments"]  # its literal moves, so its truth does
     assert second and all("feedback" in r["sources"] for r in second)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench.scripts import load_bench
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
@@ -17,17 +15,9 @@ if shutil.which("tpchgen-cli") is None:
     pytest.skip("tpchgen-cli is not installed", allow_module_level=True)
 
 
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_pruning", ROOT / "bench" / "pruning.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.timeout(120)
 def test_pruning_bench_at_a_tiny_scale(tmp_path):
-    bench = load_bench()
+    bench = load_bench("pruning")
     results = tmp_path / "pruning.json"
     code = bench.main(
         ["--scale", "0.01", "--row-groups", "8", "--cache-dir", str(tmp_path / "data"), "--results", str(results)]
@@ -48,7 +38,7 @@ def test_pruning_bench_at_a_tiny_scale(tmp_path):
 
 
 def test_min_max_analysis_sees_what_the_box_rules_out():
-    bench = load_bench()
+    bench = load_bench("pruning")
     from costmodel.catalog import ColumnStats, Container
 
     group = Container("rg0", 10, {"x": ColumnStats(min=5, max=9, null_count=0)})

@@ -3,7 +3,6 @@ on the shared Spark session."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import sys
@@ -11,18 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.scripts import load_bench
 from tests.spark_session import get_spark, java_available
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_bench():
-    spec = importlib.util.spec_from_file_location("spark_e2e_bench", ROOT / "bench" / "spark_e2e.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +21,7 @@ def outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
     local = Path(sys.executable).with_name("tpchgen-cli")
     if not (local.exists() or shutil.which("tpchgen-cli")):
         pytest.skip("tpchgen-cli is not installed")
-    bench = _load_bench()
+    bench = load_bench("spark_e2e")
     tmp = tmp_path_factory.mktemp("spark_e2e")
     output = tmp / "spark_e2e.json"
     argv = [
