@@ -100,7 +100,8 @@ INPUT_KEYS: Final = ("input", "left", "right", "inputs")
 def numbered(plan: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``plan`` whose nodes are numbered n1, n2, ... in pre-order (a node, the subqueries in its
     expressions, then its inputs), each node's ``op`` and ``id`` first; walked without recursion over the
-    plan's depth (a 500-join chain is 500 nodes deep).
+    plan's depth (a 500-join chain is 500 nodes deep). The copy shares ``plan``'s expressions that hold no
+    subquery (the engine reads them and changes nothing): only nodes and the paths to subqueries are new.
 
     >>> numbered({"op": "filter", "predicate": {"lit": True}, "input": {"op": "scan", "table": "t"}})
     {'op': 'filter', 'id': 'n1', 'predicate': {'lit': True}, 'input': {'op': 'scan', 'id': 'n2', 'table': 't'}}
@@ -117,7 +118,7 @@ def numbered(plan: dict[str, Any]) -> dict[str, Any]:
         subqueries: list[tuple[dict[str, Any], Any, Any]] = []
         for k, value in node.items():
             if k != "op" and k != "id" and k not in INPUT_KEYS:
-                out[k] = _expression_copy(value, subqueries)
+                out[k] = _numbered_expression(value, subqueries)
         inputs: list[tuple[dict[str, Any], Any, Any]] = []
         for k in INPUT_KEYS:
             if k not in node:
@@ -136,17 +137,35 @@ def numbered(plan: dict[str, Any]) -> dict[str, Any]:
     return root["plan"]  # type: ignore[no-any-return]
 
 
-def _expression_copy(value: Any, subqueries: list[tuple[dict[str, Any], Any, Any]]) -> Any:
-    """A copy of a wire expression (or any JSON value); each subquery plan is queued, in order, to be numbered
-    into its copy."""
-    if isinstance(value, list):
-        return [_expression_copy(x, subqueries) for x in value]
+def _numbered_expression(value: Any, subqueries: list[tuple[dict[str, Any], Any, Any]]) -> Any:
+    """A wire expression (or any JSON value) as ``numbered`` puts it in its copy: ``value`` itself when no
+    subquery is inside it, else a copy of the containers on the way to each subquery, whose plan is queued, in
+    order, to be numbered into its copy (a subquery inside a shared expression is numbered once per place)."""
+    if type(value) is list or isinstance(value, list):
+        items: list[Any] = value
+        changed: list[Any] | None = None
+        for i, x in enumerate(items):
+            y = _numbered_expression(x, subqueries)
+            if y is not x:
+                if changed is None:
+                    changed = list(items)
+                changed[i] = y
+        return items if changed is None else changed
     if not isinstance(value, dict):
         return value
-    if "subquery" in value:
-        out = dict(value)
-        subqueries.append((value["subquery"], out, "subquery"))
+    mapping: dict[str, Any] = value
+    if "subquery" in mapping:
+        out = dict(mapping)
+        subqueries.append((mapping["subquery"], out, "subquery"))
         if "args" in out:
-            out["args"] = _expression_copy(out["args"], subqueries)
+            out["args"] = _numbered_expression(out["args"], subqueries)
         return out
-    return {k: _expression_copy(v, subqueries) for k, v in value.items()}
+    copied: dict[str, Any] | None = None
+    for k, v in mapping.items():
+        if type(v) is dict or type(v) is list or isinstance(v, (dict, list)):
+            w = _numbered_expression(v, subqueries)
+            if w is not v:
+                if copied is None:
+                    copied = dict(mapping)
+                copied[k] = w
+    return mapping if copied is None else copied

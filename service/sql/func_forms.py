@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from service.sql.common import BASE_DIALECT, build_function
+from service.sql.common import BASE_DIALECT, build_function, release
 from service.sql.errors import SQLGLOT_FAILURES
 from service.sql.parse import unsupported
 
@@ -49,7 +49,9 @@ def check_rebuilds(e: exp.Func, name: str, args: list[exp.Expr]) -> None:
     for flag in HARMLESS_FLAGS:
         if e.args.get(flag) is not None:
             rebuilt.set(flag, e.args[flag])
-    if rebuilt != e:
+    same = rebuilt == e
+    release(rebuilt)  # only compared: freed now, not by the cyclic collector
+    if not same:
         raise unsupported(f"function {name.upper()} in this form", e)
 
 

@@ -33,38 +33,21 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], list[tuple[i
         if group.args.get(arg):
             raise unsupported(f"GROUP BY ... WITH {arg.upper().replace('_', ' ')}", group)
     keys: list[exp.Expr] = []
-
-    def index(e: exp.Expr) -> int:
-        for i, k in enumerate(keys):
-            if same(k, e):
-                return i
-        keys.append(e)
-        return len(keys) - 1
-
-    def element(x: exp.Expr) -> tuple[int, ...]:
-        """One grouping element: ``(a, b)`` (a Tuple, ``()`` an empty one) groups its keys together; ``(a)`` is a
-        Paren around one key."""
-        members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
-        return tuple(index(m) for m in members)
-
-    def flat(elements: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
-        return tuple(i for e in elements for i in e)
-
     plain: list[int] = []
     parts: list[list[tuple[int, ...]]] = []
     for g in group.expressions:
         if isinstance(g, exp.Rollup):  # ROLLUP ((a, b), c): [(a, b, c), (a, b), ()]
-            items = tuple(element(x) for x in g.expressions)
-            parts.append([flat(items[:i]) for i in range(len(items), -1, -1)])
+            items = tuple(_element(keys, x) for x in g.expressions)
+            parts.append([_flat(items[:i]) for i in range(len(items), -1, -1)])
         elif isinstance(g, exp.Cube):
-            items = tuple(element(x) for x in g.expressions)
+            items = tuple(_element(keys, x) for x in g.expressions)
             if len(items) > MAX_CUBE_KEYS:
                 raise unsupported(f"CUBE over more than {MAX_CUBE_KEYS} keys", g)
-            parts.append([flat(c) for size in range(len(items), -1, -1) for c in combinations(items, size)])
+            parts.append([_flat(c) for size in range(len(items), -1, -1) for c in combinations(items, size)])
         elif isinstance(g, exp.GroupingSets):
-            parts.append([element(x) for x in g.expressions])
+            parts.append([_element(keys, x) for x in g.expressions])
         else:
-            plain.append(index(g))
+            plain.append(_index(keys, g))
     if not parts:
         return keys, None
     sets: list[tuple[int, ...]] = [tuple(plain)]
@@ -73,3 +56,27 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], list[tuple[i
         if len(sets) > MAX_SETS:
             raise unsupported(f"GROUP BY with more than {MAX_SETS} grouping sets", group)
     return keys, [tuple(sorted(set(s))) for s in sets]
+
+
+# Module functions, not nested ones: compiled, nested functions and the frame they share are a reference cycle
+# that only the cyclic collector frees (docs/decisions/0003-compiled-engine.md).
+
+
+def _index(keys: list[exp.Expr], e: exp.Expr) -> int:
+    """``e``'s place among ``keys``, added at the end when new."""
+    for i, k in enumerate(keys):
+        if same(k, e):
+            return i
+    keys.append(e)
+    return len(keys) - 1
+
+
+def _element(keys: list[exp.Expr], x: exp.Expr) -> tuple[int, ...]:
+    """One grouping element: ``(a, b)`` (a Tuple, ``()`` an empty one) groups its keys together; ``(a)`` is a Paren
+    around one key."""
+    members = x.expressions if isinstance(x, exp.Tuple) else [x.unnest() if isinstance(x, exp.Paren) else x]
+    return tuple(_index(keys, m) for m in members)
+
+
+def _flat(elements: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    return tuple(i for e in elements for i in e)

@@ -18,7 +18,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from service.sql.common import child_nodes, dialect_of
 from service.sql.errors import SQLGLOT_SLIPS, SqlError
-from service.sql.limits import check_nesting
+from service.sql.limits import check_nesting, may_nest_too_deep
 
 
 def position(node: exp.Expr | None) -> tuple[int | None, int | None]:
@@ -104,7 +104,8 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
         raise SqlError("parse_error", str(err), line, col) from err
     except SQLGLOT_SLIPS as err:
         raise _slipped(err) from err
-    check_nesting(tokens)  # before the recursive-descent parser sees them
+    if may_nest_too_deep(sql, reader.tokenizer_class):
+        check_nesting(tokens)  # before the recursive-descent parser sees them
     try:
         statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
     except ParseError as err:
@@ -244,7 +245,16 @@ def _leaves(root: exp.Expr) -> list[exp.Expr]:
 
 
 def _balanced(root: exp.Expr, leaves: list[exp.Expr]) -> exp.Expr:
-    """The same chain as a balanced tree; the root keeps its own arguments (UNION's WITH/ORDER/LIMIT)."""
+    """The same chain as a balanced tree; the root keeps its own arguments (UNION's WITH/ORDER/LIMIT). The old
+    links below the root are emptied: they would hold the operands (and each other) in a reference cycle."""
+    old: list[exp.Expr] = []
+    stack = [root.this, root.expression]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.Expr) and _same_link(root, node):
+            old.append(node)
+            stack.append(node.expression)
+            stack.append(node.this)
     level = [leaf.pop() if leaf.parent is not None else leaf for leaf in leaves]
     while len(level) > 2:
         nxt = []
@@ -258,6 +268,8 @@ def _balanced(root: exp.Expr, leaves: list[exp.Expr]) -> exp.Expr:
         level = nxt
     root.set("this", level[0])
     root.set("expression", level[1])
+    for link in old:
+        link.args.clear()
     return root
 
 

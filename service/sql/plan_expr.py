@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from sqlglot import exp
 
-from service.sql.common import INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, wire_type
+from service.sql.common import INT32_MAX, INT32_MIN, SQLGLOT_TO_WIRE_FN, release, wire_type
 from service.sql.errors import SqlError
 from service.sql.expr_kinds import (
     BINARY,
@@ -152,7 +152,9 @@ class ExprBuilder:
         if e.args.get("negate") and isinstance(e, (exp.Like, exp.ILike, exp.Is)):
             positive = e.copy()
             positive.set("negate", None)
-            return {"fn": "not", "args": [self.expr(positive, subst, grouped=grouped)]}
+            wire = {"fn": "not", "args": [self.expr(positive, subst, grouped=grouped)]}
+            release(positive)  # a copy only read here: freed now, not by the cyclic collector
+            return wire
 
         kind = EXPR_KIND(e)
         if kind == K_PAREN:
@@ -368,7 +370,9 @@ class ExprBuilder:
         this = e.args.get("this")
         if isinstance(this, exp.Distinct):
             positional = list(this.expressions)
-            check_rebuilds(e, name, [exp.Distinct(expressions=[p.copy() for p in positional])])
+            distinct = exp.Distinct(expressions=[p.copy() for p in positional])
+            check_rebuilds(e, name, [distinct])
+            release(distinct)  # copied by the check: freed now, not by the cyclic collector
             return _call(name, positional, sub, distinct=True)
         positional = positional_args(e, name)
         if not rebuilds_in_place(e, name, positional):

@@ -50,20 +50,21 @@ _SCOPE_KIND: Final = TypeKinds(
 
 
 def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
-    """Aggregate calls of this scope; a window's own function is not one."""
+    """Aggregate calls of this scope in pre-order; a window's own function is not one. A loop: a nested function
+    that calls itself is a reference cycle, left for the cyclic collector on every call."""
     found: list[exp.AggFunc] = []
-
-    def visit(node: exp.Expr, is_window_fn: bool) -> None:
+    stack: list[tuple[exp.Expr, bool]] = [(e, False)]  # (node, whether it is a window's own function)
+    while stack:
+        node, is_window_fn = stack.pop()
         kind = _SCOPE_KIND(node)
         if kind == _NESTED:
-            return
+            continue
         if kind == _AGGREGATE and not is_window_fn:
             found.append(node)  # type: ignore[arg-type]  # its kind says so
-            return
-        for child in child_nodes(node):
-            visit(child, kind == _WINDOW and child is node.this)
-
-    visit(e, False)
+            continue
+        window = kind == _WINDOW
+        for child in reversed(child_nodes(node)):
+            stack.append((child, window and child is node.this))
     return found
 
 
@@ -79,6 +80,34 @@ def _windows_in(e: exp.Expr) -> list[exp.Window]:
         inner = [c for c in child_nodes(node) if _SCOPE_KIND(c) != _NESTED]
         stack.extend(reversed(inner))
     return found
+
+
+def _order_input(o: exp.Ordered, names: list[str], raws: list[exp.Expr]) -> exp.Expr:
+    """What an ORDER BY key sorts by: the select item it names by its alias, else the key itself."""
+    key = o.this
+    if isinstance(key, exp.Column) and not key.table and key.name in names:
+        return raws[names.index(key.name)]
+    return key
+
+
+class FreshNames:
+    """Names ``prefix1``, ``prefix2``, ... not yet taken in one SELECT block (an object, not a nested function:
+    compiled, nested functions and their shared frame are a reference cycle; ADR 0003).
+
+    >>> fresh = FreshNames({"_a1"})
+    >>> fresh("_a"), fresh("_a"), fresh("_g")
+    ('_a2', '_a3', '_g1')
+    """
+
+    def __init__(self, used: set[str]) -> None:
+        self.used = used
+
+    def __call__(self, prefix: str) -> str:
+        i = 1
+        while f"{prefix}{i}" in self.used:
+            i += 1
+        self.used.add(f"{prefix}{i}")
+        return f"{prefix}{i}"
 
 
 class SelectBuilder(QueryBuilder):
@@ -119,22 +148,8 @@ class SelectBuilder(QueryBuilder):
         having = sel.args.get("having")
         group = sel.args.get("group")
 
-        # ORDER BY may name a select alias; resolve those to the expression.
-        def order_input_expr(o: exp.Ordered) -> exp.Expr:
-            key = o.this
-            if isinstance(key, exp.Column) and not key.table and key.name in names:
-                return raws[names.index(key.name)]
-            return key
-
         subst: Subst = []
-        used: set[str] = set(n.lower() for n in names)
-
-        def fresh(prefix: str) -> str:
-            i = 1
-            while f"{prefix}{i}" in used:
-                i += 1
-            used.add(f"{prefix}{i}")
-            return f"{prefix}{i}"
+        fresh = FreshNames({n.lower() for n in names})
 
         # -- aggregation
         aggs: list[exp.AggFunc] = []
@@ -142,7 +157,7 @@ class SelectBuilder(QueryBuilder):
             for e in [
                 *raws,
                 *([having.this] if having is not None else []),
-                *(order_input_expr(o) for o in order_items),
+                *(_order_input(o, names, raws) for o in order_items),
             ]:
                 for a in _aggregates_in(e):
                     if not any(a == seen for seen in aggs):
@@ -159,7 +174,7 @@ class SelectBuilder(QueryBuilder):
 
         # -- windows: one node per distinct (PARTITION BY, ORDER BY)
         windows: list[exp.Window] = []
-        for e in [*raws, *(order_input_expr(o) for o in order_items)] if self.has_windows else ():
+        for e in [*raws, *(_order_input(o, names, raws) for o in order_items)] if self.has_windows else ():
             for w in _windows_in(e):
                 if not any(w == seen for seen in windows):
                     windows.append(w)
@@ -197,7 +212,7 @@ class SelectBuilder(QueryBuilder):
                 raise unsupported("ORDER BY an expression that is not in the SELECT DISTINCT list", order)
             keys = [
                 {
-                    "expr": self.expr(order_input_expr(o), subst, grouped=grouped),
+                    "expr": self.expr(_order_input(o, names, raws), subst, grouped=grouped),
                     "desc": bool(o.args.get("desc")),
                     "nulls_first": bool(o.args.get("nulls_first")),
                 }
@@ -243,7 +258,7 @@ class SelectBuilder(QueryBuilder):
         raws: list[exp.Expr],
         names: list[str],
         subst: Subst,
-        fresh: Any,
+        fresh: FreshNames,
     ) -> Node:
         keys: list[Any] = []
         key_exprs, sets = grouping_keys(group)
@@ -292,7 +307,7 @@ class SelectBuilder(QueryBuilder):
         raws: list[exp.Expr],
         names: list[str],
         subst: Subst,
-        fresh: Any,
+        fresh: FreshNames,
         grouped: frozenset[str],
     ) -> Node:
         groups: dict[tuple[str, str], list[exp.Window]] = {}

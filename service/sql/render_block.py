@@ -134,6 +134,9 @@ class BlockRenderer:
         self._ready: dict[int, tuple[Node, Block]] = {}
         #: derived tables made so far (``wrap``): with fewer than two, none can repeat another (render_ctes.py)
         self.derived_tables: list[exp.Subquery] = []
+        #: sqlglot nodes made here that may be left out of the tree (each block's SELECT, the expressions columns
+        #: are reached by): ``plan_to_sql`` frees those once the tree is written (``common.release``)
+        self.made: list[exp.Expr] = []
 
     @property
     def dialect(self) -> str:
@@ -282,8 +285,10 @@ class BlockRenderer:
             wire_name = columns[i] if columns else c.name
             qual = alias if alias is not None else (c.qual if not keep_qual else name)
             cols.append(Col.of(qual, wire_name, sql_name, name))
+        select = exp.Select(from_=exp.From(this=sub))
+        self.made.append(select)
         return Block(
-            select=exp.Select(from_=exp.From(this=sub)),
+            select=select,
             cols=cols,
             stage=FROM,
             complete=block.complete or not star,

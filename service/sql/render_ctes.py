@@ -45,7 +45,8 @@ def hoist_repeated(query: exp.Expr, derived: list[exp.Subquery] | None = None) -
         if len(candidates) > 1:
             for sub in candidates:
                 if _self_contained(sub.this):
-                    groups.setdefault(sub.this.sql(), []).append(sub)
+                    # not copied: the renderer's trees hold no nested WITH, which is all generating rewrites
+                    groups.setdefault(sub.this.sql(copy=False), []).append(sub)
     # Outermost first (the longest text): a repeat nested inside another repeat is defined once inside that
     # CTE's body.
     repeated = [(text, subs) for text, subs in groups.items() if len(subs) > 1]

@@ -114,18 +114,15 @@ def refs_in(value: Any) -> list[str]:
     """The columns ``value`` reads: each qualified one once (``q.c``, its qualifier in lower case), then every
     bare name."""
     out = [f"{q}.{n}" for q, names in column_refs(value).items() for n in names]
-
-    def bare(v: Any) -> None:
+    stack = [value]  # a loop: a nested function calling itself is a reference cycle on every call
+    while stack:
+        v = stack.pop()
         if isinstance(v, dict):
             if isinstance(v.get("col"), str) and "." not in v["col"]:
                 out.append(v["col"])
-            for x in v.values():
-                bare(x)
+            stack.extend(reversed(list(v.values())))
         elif isinstance(v, list):
-            for x in v:
-                bare(x)
-
-    bare(value)
+            stack.extend(reversed(v))
     return out
 
 

@@ -59,8 +59,10 @@ class Renderer(BlockRenderer):
             catalog=ident(parts[-3]) if len(parts) > 2 else None,
             alias=exp.TableAlias(this=ident(qual)) if n.get("alias") else None,
         )
+        select = exp.Select(from_=exp.From(this=source))
+        self.made.append(select)
         block = Block(
-            select=exp.Select(from_=exp.From(this=source)),
+            select=select,
             cols=[Col.of(qual, c, c, qual) for c in names],
             stage=FROM,
             complete=known is not None,
@@ -141,6 +143,7 @@ class Renderer(BlockRenderer):
             groups.append(sql)
         for item in n.get("aggregates") or []:
             cols.append(Col(None, item["as"], self.expr(item["expr"], scope)))
+            self.made.append(cols[-1].ref)  # copied wherever the column is read (``Col.fresh_ref``)
         sets = n.get("grouping_sets")
         if sets is not None:
             listed = [exp.Tuple(expressions=[groups[i].copy() for i in grouping]) for grouping in sets]
@@ -172,6 +175,7 @@ class Renderer(BlockRenderer):
                 over="OVER",
             )
             block.cols.append(Col(None, item["as"], window, window=True))
+            self.made.append(window)
         block.stage = max(block.stage, WINDOW)
         return block
 

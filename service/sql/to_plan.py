@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from costmodel.wire.nodes import numbered
 from service.sql.bind import Unbindable, bind, can_bind
+from service.sql.common import release
 from service.sql.hints import strip_hints
 from service.sql.names import align, first_select, item_names, name_inner_outputs, spellings
 from service.sql.parse import Tables, check_tables, parse_query, qualify_query
@@ -71,4 +72,6 @@ def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool, parsed: 
     if original is not None and top_after is not None:
         names = align(original[1], original[0], list(top_after.expressions), spelling)
         builder.top_names = (top_after, names) if names is not None else None
-    return numbered(builder.query(qualified, {}))
+    plan = numbered(builder.query(qualified, {}))
+    release(stmt, qualified if qualified is not stmt else None)  # freed now, not by the cyclic collector
+    return plan

@@ -19,7 +19,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from service.sql.common import dialect_of
+from service.sql.common import dialect_of, release
 from service.sql.errors import SQLGLOT_SLIPS, SqlError
 from service.sql.hints import place_hints
 from service.sql.render_ctes import hoist_repeated
@@ -50,21 +50,38 @@ def plan_to_sql(
 
 
 def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, source: str | None) -> str:
-    query = render_tree(plan, dialect, catalog, source)
+    renderer = Renderer(plan, catalog)
+    query = render_tree(plan, dialect, catalog, source, renderer)
     try:
-        return write_sql(query, dialect)  # not copied: the tree was built for this call only
+        text = write_sql(query, dialect)  # not copied: the tree was built for this call only
     except SqlglotError as err:
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
     except SQLGLOT_SLIPS as err:  # logged too, in case the tree at fault is one this adapter built wrong
         logger.warning("sqlglot could not write a %s tree", dialect, exc_info=True)
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err
+    # freed now, not by the cyclic collector: what the renderer made and left out of the tree (blocks merged or
+    # wrapped again, the expressions columns were copied from), then the tree
+    left_out = {id(top): top for top in map(_root, [*renderer.derived_tables, *renderer.made]) if top is not query}
+    release(*left_out.values(), query)
+    return text
+
+
+def _root(node: exp.Expr) -> exp.Expr:
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 def render_tree(
-    plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None = None, source: str | None = None
+    plan: dict[str, Any],
+    dialect: str,
+    catalog: dict[str, Any] | None = None,
+    source: str | None = None,
+    renderer: Renderer | None = None,
 ) -> exp.Expr:
-    """The sqlglot tree ``plan_to_sql`` writes (repeated derived tables hoisted, ``source``'s hints put back)."""
-    renderer = Renderer(plan, catalog)
+    """The sqlglot tree ``plan_to_sql`` writes (repeated derived tables hoisted, ``source``'s hints put back);
+    ``renderer``: a ``Renderer(plan, catalog)`` to render with (the caller reads what it made afterwards)."""
+    renderer = renderer or Renderer(plan, catalog)
     renderer.dialect_spec = dialect
     query = renderer.finish(renderer.node(plan, []))
     if len(renderer.derived_tables) > 1:  # a repeat needs two derived tables

@@ -129,9 +129,18 @@ def _same_objects(found: list[Any], expected: list[Any]) -> bool:
 
 def test_numbered_copies_and_leaves_the_plan_alone() -> None:
     scan = {"op": "scan", "id": "s", "table": "t", "filters": [{"col": "t.a"}]}
-    plan = {"op": "join", "left": scan, "right": scan, "on": {"subquery": {"op": "scan", "table": "u"}}}
+    inner = {"op": "scan", "table": "u"}
+    plan = {"op": "join", "left": scan, "right": scan, "on": {"fn": "not", "args": [{"subquery": inner}]}}
     out = numbered(plan)
-    assert [out["id"], out["on"]["subquery"]["id"], out["left"]["id"], out["right"]["id"]] == ["n1", "n2", "n3", "n4"]
+    assert [out["id"], out["on"]["args"][0]["subquery"]["id"], out["left"]["id"], out["right"]["id"]] == [
+        "n1",
+        "n2",
+        "n3",
+        "n4",
+    ]
     assert out["left"] is not out["right"]  # a node met twice is two nodes
-    out["left"]["filters"].append("x")
+    # an expression without a subquery is shared (the engine reads it and changes nothing); the way to a
+    # subquery is copied, so the plan keeps its own
+    assert out["left"]["filters"] is scan["filters"]
+    assert out["on"] is not plan["on"] and plan["on"]["args"][0]["subquery"] is inner and "id" not in inner
     assert scan["filters"] == [{"col": "t.a"}] and scan["id"] == "s" and "id" not in plan

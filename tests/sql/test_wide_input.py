@@ -124,3 +124,37 @@ def test_500_joins_3000_union_branches_and_100000_in_items(default_recursion_lim
     plan = sql_to_plan(items, CATALOG)
     assert len(plan["input"]["predicate"]["args"]) == 100_001
     assert plan_to_sql(plan).count("'v") == 100_000
+
+
+def test_the_nesting_bound_from_the_text_never_skips_a_query_too_deep_to_parse() -> None:
+    """``may_nest_too_deep`` lets the parser skip ``check_nesting``'s token walk: it must say True wherever the
+    walk would refuse the query (random mixes of every token that opens a level or is a prefix operator)."""
+    import random
+
+    from sqlglot.dialects.dialect import Dialect
+
+    from service.sql.limits import check_nesting, may_nest_too_deep
+
+    rng = random.Random(5)
+    opening = ["(", "[", "NOT ", "- ", "+", "~", "!", "CASE WHEN "]
+    other = [")", "]", " END", "a", " = 1", ", ", "a - ", "'(((' "]
+    refused = 0
+    for dialect in ("spark", "duckdb", "postgres", "snowflake"):
+        tokenizer = Dialect.get_or_raise(dialect).tokenizer_class
+        for _ in range(300):
+            share, openers = (
+                rng.random(),
+                rng.choice([opening, ["NOT ", "CASE WHEN "], ["CASE WHEN ", "a + CASE WHEN "]]),
+            )
+            parts = [rng.choice(openers if rng.random() < share else other) for _ in range(rng.randint(1, 150))]
+            text = "SELECT " + "".join(parts)
+            try:
+                tokens = tokenizer().tokenize(text)
+            except Exception:  # noqa: BLE001 - text the tokenizer refuses is not this test's business
+                continue
+            try:
+                check_nesting(tokens)
+            except SqlError:
+                refused += 1
+                assert may_nest_too_deep(text, tokenizer), (dialect, text)
+    assert refused > 50  # the walk did refuse many of them: the bound was put to the test
