@@ -184,8 +184,8 @@ def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[st
         node, above = stack.pop()
         if type(node) is list:
             for item in node:
-                if type(item) is dict or type(item) is list:  # only containers hold operators
-                    stack.append((item, above))
+                if type(item) is list or (type(item) is dict and "col" not in item and "lit" not in item):
+                    stack.append((item, above))  # only containers hold operators; a column or literal holds none
             continue
         here = above
         if isinstance(node.get("op"), str) and isinstance(node.get("id"), str):
@@ -201,6 +201,7 @@ def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[st
                 if wanted is not None and len(out) == len(wanted):
                     break
         for value in node.values():
-            if type(value) is dict or type(value) is list:
+            # a column or literal holds no operator
+            if type(value) is list or (type(value) is dict and "col" not in value and "lit" not in value):
                 stack.append((value, here))
     return out
