@@ -26,8 +26,14 @@ def service() -> OptimizeService:
     return OptimizeService()
 
 
+#: the packages whose objects a SQL request makes (garbage of other kinds may come from another thread in the
+#: same window: a database driver an earlier test left to close, say)
+OURS = ("sqlglot", "service", "costmodel", "api")
+
+
 def cyclic_garbage(call: object) -> list[str]:
-    """The types of the objects only the cyclic collector could free after ``call()``."""
+    """The types (of ``OURS``, and plain containers found with them) of the objects only the cyclic collector
+    could free after ``call()``."""
     assert callable(call)
     call()  # warm: first calls fill memos, which are no garbage
     gc.collect()
@@ -37,7 +43,9 @@ def cyclic_garbage(call: object) -> list[str]:
     try:
         call()
         gc.collect()
-        return sorted({type(o).__qualname__ for o in gc.garbage})
+        ours = sorted({type(o).__qualname__ for o in gc.garbage if type(o).__module__.split(".")[0] in OURS})
+        plain = sorted({type(o).__qualname__ for o in gc.garbage if type(o).__module__ == "builtins"})
+        return ours + plain if ours else []
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
@@ -52,9 +60,12 @@ def test_a_tpch_sql_request_leaves_no_cyclic_garbage(path: Path, service: Optimi
     assert cyclic_garbage(lambda: service.answer(request, request_id="x", use_cache=False)) == []
 
 
-def test_the_check_sees_a_cycle() -> None:
+def test_the_check_sees_a_cycle_of_ours_and_only_those() -> None:
+    import sqlglot
+
     def cycle() -> None:
         a: list[object] = []
         a.append(a)
 
-    assert cyclic_garbage(cycle) == ["list"]
+    assert {"Select", "Column", "dict"} <= set(cyclic_garbage(lambda: sqlglot.parse_one("SELECT a FROM t")))
+    assert cyclic_garbage(cycle) == []  # plain containers alone: another thread's, as far as this check knows
