@@ -7,11 +7,10 @@ the collector's walks over them were 6% of the engine's time. These tests fail i
 
 from __future__ import annotations
 
-import gc
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,33 +18,15 @@ import pytest
 
 from costmodel import optimize_wire
 from tests.correctness.plangen import TABLES, PlanGenerator, catalog, make_rows
+from tests.cycles import cyclic_garbage
 
 TPCH = Path(__file__).resolve().parents[2] / "bench" / "tpch"
 
 
-@pytest.fixture
-def cyclic_garbage() -> Iterator[Callable[[Callable[[], Any]], Counter[str]]]:
+@pytest.fixture(name="cyclic_garbage")
+def cyclic_garbage_check() -> Callable[[Callable[[], Any]], Counter[str]]:
     """Runs a function with the collector paused and says what cyclic garbage it left, by type."""
-    enabled = gc.isenabled()
-
-    def left_by(run: Callable[[], Any]) -> Counter[str]:
-        gc.collect()
-        gc.disable()
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            run()
-            gc.collect()
-            found = Counter(getattr(o, "__qualname__", type(o).__name__) for o in gc.garbage)
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-        return found
-
-    try:
-        yield left_by
-    finally:
-        if enabled:
-            gc.enable()
+    return cyclic_garbage
 
 
 @pytest.mark.parametrize("mode", ["cost", "always", "never"])
