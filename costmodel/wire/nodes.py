@@ -4,6 +4,7 @@ to read, the plan numbered)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 
@@ -141,31 +142,25 @@ def _numbered_expression(value: Any, subqueries: list[tuple[dict[str, Any], Any,
     """A wire expression (or any JSON value) as ``numbered`` puts it in its copy: ``value`` itself when no
     subquery is inside it, else a copy of the containers on the way to each subquery, whose plan is queued, in
     order, to be numbered into its copy (a subquery inside a shared expression is numbered once per place)."""
-    if type(value) is list or isinstance(value, list):
-        items: list[Any] = value
-        changed: list[Any] | None = None
-        for i, x in enumerate(items):
-            y = _numbered_expression(x, subqueries)
-            if y is not x:
-                if changed is None:
-                    changed = list(items)
-                changed[i] = y
-        return items if changed is None else changed
-    if not isinstance(value, dict):
+    pairs: Iterable[tuple[Any, Any]]
+    if isinstance(value, list):
+        pairs = enumerate(value)
+    elif isinstance(value, dict):
+        if "subquery" in value:
+            out = dict(value)
+            subqueries.append((value["subquery"], out, "subquery"))
+            if "args" in out:
+                out["args"] = _numbered_expression(out["args"], subqueries)
+            return out
+        pairs = value.items()
+    else:
         return value
-    mapping: dict[str, Any] = value
-    if "subquery" in mapping:
-        out = dict(mapping)
-        subqueries.append((mapping["subquery"], out, "subquery"))
-        if "args" in out:
-            out["args"] = _numbered_expression(out["args"], subqueries)
-        return out
-    copied: dict[str, Any] | None = None
-    for k, v in mapping.items():
-        if type(v) is dict or type(v) is list or isinstance(v, (dict, list)):
-            w = _numbered_expression(v, subqueries)
-            if w is not v:
-                if copied is None:
-                    copied = dict(mapping)
-                copied[k] = w
-    return mapping if copied is None else copied
+    changed: Any = None
+    for key, item in pairs:
+        if isinstance(item, (dict, list)):
+            new = _numbered_expression(item, subqueries)
+            if new is not item:
+                if changed is None:
+                    changed = list(value) if isinstance(value, list) else dict(value)
+                changed[key] = new
+    return value if changed is None else changed

@@ -173,6 +173,7 @@ def release(*trees: exp.Expr | None) -> None:
         while stack:
             node = stack.pop()
             node.parent = None
+            # child_nodes' loop, written out: its list per node made the walk a quarter dearer (counted)
             args: dict[str, Any] = node.args
             for value in args.values():
                 if _no_node(value):
