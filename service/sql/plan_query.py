@@ -155,7 +155,8 @@ class QueryBuilder(ExprBuilder):
 
     def _cte_body(self, cte: exp.CTE, earlier: dict[str, exp.CTE]) -> Node:
         """The plan of a CTE's body, translated once per CTE and the CTEs it sees: each reference inlines it, and
-        the plan is numbered by copying (``numbered``), so references share the one translation."""
+        ``numbered`` copies every node of the plan (and shares expressions, which nothing changes), so references
+        share the one translation."""
         key = (id(cte), tuple([(name, id(other)) for name, other in earlier.items()]))
         known = self._cte_plans.get(key)
         if known is not None and known[0] is cte:
