@@ -195,8 +195,8 @@ def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[st
         node, above = stack.pop()
         if type(node) is list:
             for item in node:
-                if type(item) is list or (type(item) is dict and "col" not in item and "lit" not in item):
-                    stack.append((item, above))  # only containers hold operators; a column or literal holds none
+                if _may_hold_operators(item):
+                    stack.append((item, above))
             continue
         here = above
         if isinstance(node.get("op"), str) and isinstance(node.get("id"), str):
@@ -212,7 +212,11 @@ def plan_operators(plan: Any, wanted: AbstractSet[str] | None = None) -> dict[st
                 if wanted is not None and len(out) == len(wanted):
                     break
         for value in node.values():
-            # a column or literal holds no operator
-            if type(value) is list or (type(value) is dict and "col" not in value and "lit" not in value):
+            if _may_hold_operators(value):
                 stack.append((value, here))
     return out
+
+
+def _may_hold_operators(value: Any) -> bool:
+    """Only containers hold operators, and a column or a literal holds none."""
+    return type(value) is list or (type(value) is dict and "col" not in value and "lit" not in value)

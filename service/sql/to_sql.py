@@ -61,15 +61,10 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err!r}") from err
     # freed now, not by the cyclic collector: what the renderer made and left out of the tree (blocks merged or
     # wrapped again, the expressions columns were copied from), then the tree
-    left_out = {id(top): top for top in map(_root, [*renderer.derived_tables, *renderer.made]) if top is not query}
+    tops = [made.root() for made in [*renderer.derived_tables, *renderer.made]]
+    left_out = {id(top): top for top in tops if top is not query}
     release(*left_out.values(), query)
     return text
-
-
-def _root(node: exp.Expr) -> exp.Expr:
-    while node.parent is not None:
-        node = node.parent
-    return node
 
 
 def render_tree(

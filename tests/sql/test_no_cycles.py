@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+import sqlglot
 
 from api.models import OptimizeInput
 from service.optimize import OptimizeService
@@ -35,8 +36,6 @@ def test_a_tpch_sql_request_leaves_no_cyclic_garbage(path: Path, service: Optimi
 
 
 def test_the_check_sees_a_cycle_of_ours_and_only_those() -> None:
-    import sqlglot
-
     def cycle() -> None:
         a: list[object] = []
         a.append(a)

@@ -8,14 +8,16 @@ default recursion limit; nesting that cannot be balanced is refused with
 
 from __future__ import annotations
 
+import random
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from sqlglot.dialects.dialect import Dialect
 
 from service.sql import SqlError, plan_to_sql, sql_to_plan
-from service.sql.limits import MAX_DEPTH, MAX_NESTING
+from service.sql.limits import MAX_DEPTH, MAX_NESTING, check_nesting, may_nest_too_deep
 from tests.sql.helpers import CATALOG
 
 
@@ -129,12 +131,6 @@ def test_500_joins_3000_union_branches_and_100000_in_items(default_recursion_lim
 def test_the_nesting_bound_from_the_text_never_skips_a_query_too_deep_to_parse() -> None:
     """``may_nest_too_deep`` lets the parser skip ``check_nesting``'s token walk: it must say True wherever the
     walk would refuse the query (random mixes of every token that opens a level or is a prefix operator)."""
-    import random
-
-    from sqlglot.dialects.dialect import Dialect
-
-    from service.sql.limits import check_nesting, may_nest_too_deep
-
     rng = random.Random(5)
     opening = ["(", "[", "NOT ", "- ", "+", "~", "!", "CASE WHEN "]
     other = [")", "]", " END", "a", " = 1", ", ", "a - ", "'(((' "]
