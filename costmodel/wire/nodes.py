@@ -98,11 +98,13 @@ def column_refs(value: Any) -> dict[str, list[str]]:
 INPUT_KEYS: Final = ("input", "left", "right", "inputs")
 
 
-def numbered(plan: dict[str, Any]) -> dict[str, Any]:
+def numbered(plan: dict[str, Any], subqueries: bool = True) -> dict[str, Any]:
     """A copy of ``plan`` whose nodes are numbered n1, n2, ... in pre-order (a node, the subqueries in its
     expressions, then its inputs), each node's ``op`` and ``id`` first; walked without recursion over the
     plan's depth (a 500-join chain is 500 nodes deep). The copy shares ``plan``'s expressions that hold no
     subquery (the engine reads them and changes nothing): only nodes and the paths to subqueries are new.
+    ``subqueries=False``: the caller knows no expression holds one (the SQL adapter counts those it makes), so
+    expressions are shared without looking inside them.
 
     >>> numbered({"op": "filter", "predicate": {"lit": True}, "input": {"op": "scan", "table": "t"}})
     {'op': 'filter', 'id': 'n1', 'predicate': {'lit': True}, 'input': {'op': 'scan', 'id': 'n2', 'table': 't'}}
@@ -116,10 +118,10 @@ def numbered(plan: dict[str, Any]) -> dict[str, Any]:
         counter += 1
         out: dict[str, Any] = {"op": node["op"], "id": f"n{counter}"}
         target[key] = out
-        subqueries: list[tuple[dict[str, Any], Any, Any]] = []
+        found: list[tuple[dict[str, Any], Any, Any]] = []
         for k, value in node.items():
             if k != "op" and k != "id" and k not in INPUT_KEYS:
-                out[k] = _numbered_expression(value, subqueries)
+                out[k] = _numbered_expression(value, found) if subqueries else value
         inputs: list[tuple[dict[str, Any], Any, Any]] = []
         for k in INPUT_KEYS:
             if k not in node:
@@ -134,7 +136,7 @@ def numbered(plan: dict[str, Any]) -> dict[str, Any]:
                 out[k] = None
                 inputs.append((node[k], out, k))
         stack.extend(reversed(inputs))
-        stack.extend(reversed(subqueries))
+        stack.extend(reversed(found))
     return root["plan"]  # type: ignore[no-any-return]
 
 

@@ -12,6 +12,7 @@ from sqlglot import exp
 from service.sql.common import BASE_DIALECT, build_function, release
 from service.sql.errors import SQLGLOT_FAILURES
 from service.sql.parse import unsupported
+from service.sql.same_tree import same_tree
 
 #: Function flags sqlglot sets from the dialect that do not change the rows (Spark's COUNT returns BIGINT).
 HARMLESS_FLAGS = ("big_int",)
@@ -49,7 +50,7 @@ def check_rebuilds(e: exp.Func, name: str, args: list[exp.Expr]) -> None:
     for flag in HARMLESS_FLAGS:
         if e.args.get(flag) is not None:
             rebuilt.set(flag, e.args[flag])
-    same = rebuilt == e
+    same = same_tree(rebuilt, e)
     release(rebuilt)  # only compared: freed now, not by the cyclic collector
     if not same:
         raise unsupported(f"function {name.upper()} in this form", e)

@@ -51,6 +51,7 @@ from service.sql.expr_kinds import (
 )
 from service.sql.func_forms import check_rebuilds, positional_args, rebuilds_in_place
 from service.sql.parse import position, unsupported
+from service.sql.same_tree import same_tree
 
 Node = dict[str, Any]
 Expr = dict[str, Any]
@@ -113,16 +114,23 @@ def same(a: exp.Expr, b: exp.Expr) -> bool:
         a = a.this
     while isinstance(b, exp.Paren):
         b = b.this
-    return a == b
+    return same_tree(a, b)
 
 
 class ExprBuilder:
     """Expression translation; ``query`` (subqueries) comes from the plan builder."""
 
     ctes: dict[str, exp.CTE]
+    #: subquery expressions made so far: without any, ``numbered`` need not look inside expressions
+    subqueries: int = 0
 
     def query(self, q: exp.Expr, ctes: dict[str, exp.CTE]) -> Node:
         raise NotImplementedError
+
+    def subquery(self, q: exp.Expr, kind: str) -> Expr:
+        """The wire form of a subquery expression of ``kind`` (scalar, exists or in) over the query ``q``."""
+        self.subqueries += 1
+        return {"subquery": self.query(q, self.ctes), "kind": kind}
 
     def expr(
         self,
@@ -140,7 +148,7 @@ class ExprBuilder:
         subst = subst or []
         if not skip_top:
             for key, wire in subst:
-                if e == key:
+                if same_tree(e, key):
                     return dict(wire)
 
         def sub(x: exp.Expr) -> Expr:
@@ -254,9 +262,9 @@ class ExprBuilder:
         if kind == K_EXTRACT:
             return {"fn": "extract", "args": [{"lit": e.this.name.lower(), "type": "string"}, sub(e.expression)]}
         if kind == K_EXISTS:
-            return {"subquery": self.query(e.this, self.ctes), "kind": "exists"}
+            return self.subquery(e.this, "exists")
         if kind == K_SUBQUERY:
-            return {"subquery": self.query(e, self.ctes), "kind": "scalar"}
+            return self.subquery(e, "scalar")
         if kind == K_ANY_ALL:
             raise unsupported(f"{e.key.upper()} subquery comparison", e)
         if kind == K_WINDOW:
@@ -357,7 +365,7 @@ class ExprBuilder:
                 if isinstance(query, exp.Subquery) and not any(query.args.get(k) for k in ("order", "limit", "offset"))
                 else query
             )
-            return {"subquery": self.query(inner, self.ctes), "kind": "in", "args": args}
+            return {**self.subquery(inner, "in"), "args": args}
         return {"fn": "in", "args": [sub(e.this), *[sub(v) for v in e.expressions]]}
 
     def _function(self, e: exp.Func, sub: Any) -> Expr:

@@ -40,6 +40,7 @@ class QueryBuilder(ExprBuilder):
         #: whether the query holds any aggregate or window call (``survey``); False skips looking for them
         self.has_aggregates = True
         self.has_windows = True
+        self.subqueries = 0
 
     def output_names(self, sel: exp.Select, items: list[exp.Expr]) -> list[str] | None:
         """The caller-visible names of ``sel``'s items when it names the query's outputs, else None."""

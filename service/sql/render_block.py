@@ -66,6 +66,7 @@ class Col:
             raise ValueError("a column needs its expression or the (name, table) that reaches it")
         self._ref = ref
         self._column: tuple[str, str | None] = reached_as or ("", None)  # (name, table) while ref is unbuilt
+        self._handed = False  # ``fresh_ref`` has given out ``ref`` itself
 
     @staticmethod
     def of(qual: str | None, name: str, sql_name: str, table: str | None = None) -> Col:
@@ -85,11 +86,23 @@ class Col:
         return self._ref
 
     def fresh_ref(self) -> exp.Expr:
-        """``ref`` to put in a tree: a new node each time (a tree node has one parent)."""
-        if self._ref is None:
+        """``ref`` to put in a tree: a node no tree holds yet (a tree node has one parent). The first call gives
+        ``ref`` itself when no tree holds it (an aggregate's or window's call, read once by the SELECT list
+        above it), later ones a copy.
+
+        >>> agg = Col(None, "total", exp.Sum(this=column("x")))
+        >>> first, second = agg.fresh_ref(), agg.fresh_ref()
+        >>> first is agg.ref, second is agg.ref, second.sql()
+        (True, False, 'SUM(x)')
+        """
+        ref = self._ref
+        if ref is None:
             return column(self._column[0], self._column[1])
+        if not self._handed and ref.parent is None:
+            self._handed = True
+            return ref
         # the tree's own deep copy, without copy.deepcopy's memo around it (a fifth of the copy's time)
-        return self._ref.__deepcopy__({})
+        return ref.__deepcopy__({})
 
     def is_column_named(self, name: str) -> bool:
         """``ref`` is a bare or qualified column called ``name``."""

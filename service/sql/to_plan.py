@@ -72,6 +72,6 @@ def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool, parsed: 
     if original is not None and top_after is not None:
         names = align(original[1], original[0], list(top_after.expressions), spelling)
         builder.top_names = (top_after, names) if names is not None else None
-    plan = numbered(builder.query(qualified, {}))
+    plan = numbered(builder.query(qualified, {}), subqueries=builder.subqueries > 0)
     release(stmt, qualified if qualified is not stmt else None)  # freed now, not by the cyclic collector
     return plan
