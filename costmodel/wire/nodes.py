@@ -4,7 +4,6 @@ to read, the plan numbered)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Final
 
 
@@ -143,26 +142,33 @@ def numbered(plan: dict[str, Any], subqueries: bool = True) -> dict[str, Any]:
 def _numbered_expression(value: Any, subqueries: list[tuple[dict[str, Any], Any, Any]]) -> Any:
     """A wire expression (or any JSON value) as ``numbered`` puts it in its copy: ``value`` itself when no
     subquery is inside it, else a copy of the containers on the way to each subquery, whose plan is queued, in
-    order, to be numbered into its copy (a subquery inside a shared expression is numbered once per place)."""
-    pairs: Iterable[tuple[Any, Any]]
-    if isinstance(value, list):
-        pairs = enumerate(value)
-    elif isinstance(value, dict):
-        if "subquery" in value:
-            out = dict(value)
-            subqueries.append((value["subquery"], out, "subquery"))
-            if "args" in out:
-                out["args"] = _numbered_expression(out["args"], subqueries)
-            return out
-        pairs = value.items()
-    else:
+    order, to be numbered into its copy (a subquery inside a shared expression is numbered once per place).
+    Lists and dicts are walked each with its own loop: compiled, a loop over a list or a dict's items is
+    native, where one loop over either (an ``Iterable``) goes through Python's iteration protocol."""
+    if type(value) is list:
+        changed_list: list[Any] | None = None
+        for i, item in enumerate(value):
+            if type(item) is dict or type(item) is list:
+                new = _numbered_expression(item, subqueries)
+                if new is not item:
+                    if changed_list is None:
+                        changed_list = list(value)
+                    changed_list[i] = new
+        return value if changed_list is None else changed_list
+    if type(value) is not dict:
         return value
-    changed: Any = None
-    for key, item in pairs:
-        if isinstance(item, (dict, list)):
+    if "subquery" in value:
+        out = dict(value)
+        subqueries.append((value["subquery"], out, "subquery"))
+        if "args" in out:
+            out["args"] = _numbered_expression(out["args"], subqueries)
+        return out
+    changed: dict[str, Any] | None = None
+    for key, item in value.items():
+        if type(item) is dict or type(item) is list:
             new = _numbered_expression(item, subqueries)
             if new is not item:
                 if changed is None:
-                    changed = list(value) if isinstance(value, list) else dict(value)
+                    changed = dict(value)
                 changed[key] = new
     return value if changed is None else changed

@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -157,7 +156,6 @@ def _ids_and_depth(raw: Any) -> tuple[set[str], int, Any]:
     stack: list[tuple[Any, int]] = [(raw, 1)]
     while stack:
         item, depth = stack.pop()
-        inner: Iterable[Any]
         if isinstance(item, dict):
             mapping: dict[Any, Any] = item
             node_id = mapping.get("id")
@@ -166,16 +164,18 @@ def _ids_and_depth(raw: Any) -> tuple[set[str], int, Any]:
                 if key in seen and twice is None:
                     twice = item
                 seen.add(key)
-            inner = mapping.values()
+            if depth > deepest:
+                deepest = depth
+            for value in mapping.values():  # a loop per container type: native, where an Iterable's is not
+                if type(value) is dict or type(value) is list or isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1))
         elif isinstance(item, list):
-            inner = item
-        else:
-            continue
-        if depth > deepest:
-            deepest = depth
-        for value in inner:
-            if type(value) is dict or type(value) is list or isinstance(value, (dict, list)):
-                stack.append((value, depth + 1))
+            sequence: list[Any] = item
+            if depth > deepest:
+                deepest = depth
+            for value in sequence:
+                if type(value) is dict or type(value) is list or isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1))
     return seen, deepest, twice
 
 

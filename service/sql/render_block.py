@@ -8,7 +8,6 @@ rename columns without the plan knowing.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
@@ -16,6 +15,7 @@ from sqlglot import exp
 from costmodel.wire.nodes import column_refs
 from service.sql.common import dialect_name
 from service.sql.errors import SqlError
+from service.sql.render_cols import Block, Col
 from service.sql.render_expr import (
     Expr,
     Node,
@@ -43,100 +43,16 @@ def _inputs(n: Node) -> list[Node]:
 FROM, WHERE, AGG, HAVING, WINDOW, PROJECT, DISTINCT, ORDER, LIMIT, SETOP = range(10)
 
 
-class Col:
-    """One output column of a block: its wire name and how SQL reaches it (``ref``).
-
-    A column a table or derived table exposes is reached as ``table.column`` (``Col.of``), built when first asked
-    for: a scan lists every column of its table and a query reads a few (a Column and two Identifiers per
-    column, most of q15's rendering of its scans). Columns are compared by identity, never field by field.
-    """
-
-    def __init__(
-        self,
-        qual: str | None,
-        name: str,
-        ref: exp.Expr | None,
-        window: bool = False,
-        reached_as: tuple[str, str | None] | None = None,
-    ) -> None:
-        self.qual = qual
-        self.name = name
-        self.window = window  # ref holds a window function
-        if ref is None and reached_as is None:
-            raise ValueError("a column needs its expression or the (name, table) that reaches it")
-        self._ref = ref
-        self._column: tuple[str, str | None] = reached_as or ("", None)  # (name, table) while ref is unbuilt
-        self._handed = False  # ``fresh_ref`` has given out ``ref`` itself
-
-    @staticmethod
-    def of(qual: str | None, name: str, sql_name: str, table: str | None = None) -> Col:
-        """The column ``name`` reached as ``table.sql_name`` (bare ``sql_name`` without a table).
-
-        >>> c = Col.of("t", "k", "k", "t")
-        >>> c.is_column_named("k"), c.fresh_ref().sql(), c.fresh_ref() is c.fresh_ref()
-        (True, 't.k', False)
-        """
-        return Col(qual, name, None, reached_as=(sql_name, table))
-
-    @property
-    def ref(self) -> exp.Expr:
-        """The expression that reaches the column (not to be put in a tree: ``fresh_ref``)."""
-        if self._ref is None:
-            self._ref = column(self._column[0], self._column[1])
-        return self._ref
-
-    def fresh_ref(self) -> exp.Expr:
-        """``ref`` to put in a tree: a node no tree holds yet (a tree node has one parent). The first call gives
-        ``ref`` itself when no tree holds it (an aggregate's or window's call, read once by the SELECT list
-        above it), later ones a copy.
-
-        >>> agg = Col(None, "total", exp.Sum(this=column("x")))
-        >>> first, second = agg.fresh_ref(), agg.fresh_ref()
-        >>> first is agg.ref, second is agg.ref, second.sql()
-        (True, False, 'SUM(x)')
-        """
-        ref = self._ref
-        if ref is None:
-            return column(self._column[0], self._column[1])
-        if not self._handed and ref.parent is None:
-            self._handed = True
-            return ref
-        # the tree's own deep copy, without copy.deepcopy's memo around it (a fifth of the copy's time)
-        return ref.__deepcopy__({})
-
-    def is_column_named(self, name: str) -> bool:
-        """``ref`` is a bare or qualified column called ``name``."""
-        if self._ref is None:
-            return self._column[0] == name
-        return isinstance(self._ref, exp.Column) and self._ref.name == name
-
-
-@dataclass
-class Block:
-    """A SELECT under construction."""
-
-    select: exp.Expr
-    cols: list[Col]
-    stage: int
-    projected: bool = False
-    complete: bool = True  # cols lists every column (False: scan columns unknown)
-    sources: int = 1  # FROM items (tables/derived tables) joined in this block
-    grouped: bool = False  # GROUP BY / aggregates: a ``*`` beside them is invalid SQL
-    # GROUPING SETS: Spark cannot resolve a key inside HAVING beside an aggregate or GROUPING() call
-    # (``HAVING count(*) > 1 AND t.k > 0`` is UNRESOLVED_COLUMN), so filters go to an outer WHERE.
-    grouping_sets: bool = False
-    out_names: list[str] = field(default_factory=list)
-
-
 class BlockRenderer:
     """What every node renderer shares: dispatch, blocks, wrapping and name resolution."""
 
     def __init__(self, plan: Node, catalog: dict[str, Any] | None) -> None:
-        self.refs = column_refs(plan)  # a scan's columns when the catalog does not list them
-        self.tables: dict[str, list[str]] = {}
-        for name, raw in ((catalog or {}).get("tables") or {}).items():
-            cols = raw.get("columns", []) if isinstance(raw, dict) else []
-            self.tables[name.lower()] = [c if isinstance(c, str) else c["name"] for c in cols]
+        self._plan = plan
+        self._refs: dict[str, list[str]] | None = None  # ``column_refs(plan)``, made when a scan needs it
+        self._catalog_tables: dict[str, Any] = (catalog or {}).get("tables") or {}
+        #: the catalog's table names by their lower case (the last of a spelling wins), made on the first scan
+        self._table_names: dict[str, str] | None = None
+        self._columns: dict[str, list[str]] = {}  # a catalog table's column names, read on its first scan
         self.counter = itertools.count(1)
         #: the dialect being written, with its settings as sqlglot reads them (set by plan_to_sql)
         self.dialect_spec = "spark"
@@ -150,6 +66,24 @@ class BlockRenderer:
         #: sqlglot nodes made here that may be left out of the tree (each block's SELECT, the expressions columns
         #: are reached by): ``plan_to_sql`` frees those once the tree is written (``common.release``)
         self.made: list[exp.Expr] = []
+
+    def scan_columns(self, table: str, qual: str) -> tuple[list[str], bool]:
+        """A scan's columns and whether they are all of them: the catalog's list, else the columns the plan
+        reads as ``qual.c`` (``column_refs``). Both are read on the first scan that needs them, not per plan:
+        a catalog lists every table of a database, a plan reads a few."""
+        if self._table_names is None:
+            self._table_names = {name.lower(): name for name in self._catalog_tables}
+        name = self._table_names.get(table.lower())
+        if name is not None:
+            found = self._columns.get(name)
+            if found is None:
+                raw = self._catalog_tables[name]
+                cols = raw.get("columns", []) if isinstance(raw, dict) else []
+                found = self._columns[name] = [c if isinstance(c, str) else c["name"] for c in cols]
+            return list(found), True
+        if self._refs is None:
+            self._refs = column_refs(self._plan)
+        return list(self._refs.get(qual.lower(), [])), False
 
     @property
     def dialect(self) -> str:

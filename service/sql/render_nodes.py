@@ -50,8 +50,7 @@ class Renderer(BlockRenderer):
         if not isinstance(table, str) or not table:
             raise SqlError("invalid_plan", "scan needs a table name", detail={"id": n.get("id")})
         qual = n.get("alias") or table
-        known = self.tables.get(table.lower())
-        names = list(known) if known is not None else list(self.refs.get(qual.lower(), []))
+        names, known = self.scan_columns(table, qual)
         parts = table.split(".")
         source = exp.Table(
             this=ident(parts[-1]),
@@ -65,7 +64,7 @@ class Renderer(BlockRenderer):
             select=select,
             cols=[Col.of(qual, c, c, qual) for c in names],
             stage=FROM,
-            complete=known is not None,
+            complete=known,
         )
         filters = n.get("filters") or []
         if filters:

@@ -9,9 +9,14 @@ aside), stopping at the first difference.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from sqlglot import exp
+
+#: the class every sqlglot node derives from, read once (``exp.Expr`` is a lookup on the module at every use)
+_NODE: Final = exp.Expr
+#: whether a node class is hashed raw (``_hash_raw_args``), by class: read off the class once
+_RAW: Final[dict[type, bool]] = {}
 
 
 def same_tree(a: exp.Expr, b: exp.Expr) -> bool:
@@ -37,19 +42,17 @@ def same_tree(a: exp.Expr, b: exp.Expr) -> bool:
         x, y = pairs.pop()
         if x is y:
             continue
-        if type(x) is not type(y):
+        kind = type(x)
+        if kind is not type(y):
             # sqlglot hashes a node's key, which two classes could share: its own answer for the rare case
             return bool(x.key == y.key and a == b)
-        known_x, known_y = x._hash, y._hash
-        if known_x is not None and known_y is not None:  # both hashed already: what sqlglot compares
-            if known_x != known_y:
-                return False
-            continue
-        if x._hash_raw_args:
+        raw = _RAW.get(kind)
+        if raw is None:
+            raw = _RAW[kind] = bool(kind._hash_raw_args)
+        if raw:
             if not _same_raw_args(x.args, y.args):
                 return False
-            continue
-        if not _same_args(x.args, y.args, pairs):
+        elif not _same_args(x.args, y.args, pairs):
             return False
     return True
 
@@ -57,6 +60,14 @@ def same_tree(a: exp.Expr, b: exp.Expr) -> bool:
 def _present(value: Any) -> bool:
     """Whether sqlglot's hash reads an argument: None, False and an empty list count as absent."""
     return value is not None and value is not False and not (type(value) is list and not value)
+
+
+def _present_count(args: dict[str, Any]) -> int:
+    count = 0
+    for value in args.values():
+        if _present(value):
+            count += 1
+    return count
 
 
 def _same_args(xs: dict[str, Any], ys: dict[str, Any], pairs: list[tuple[Any, Any]]) -> bool:
@@ -75,36 +86,39 @@ def _same_args(xs: dict[str, Any], ys: dict[str, Any], pairs: list[tuple[Any, An
             y_items = y if type(y) is list else [y]
             if len(x_items) != len(y_items):
                 return False
-            for x_item, y_item in zip(x_items, y_items, strict=True):
-                if x_item is None or x_item is False or y_item is None or y_item is False:
-                    if not (x_item is None or x_item is False) or not (y_item is None or y_item is False):
+            for i in range(len(x_items)):
+                x_item, y_item = x_items[i], y_items[i]
+                x_blank = x_item is None or x_item is False
+                if x_blank or y_item is None or y_item is False:
+                    if not x_blank or not (y_item is None or y_item is False):
                         return False
                 elif not _same_value(x_item, y_item, pairs):
                     return False
         elif not _same_value(x, y, pairs):
             return False
-    return count == sum(1 for y in ys.values() if _present(y))
+    return count == _present_count(ys)
 
 
 def _same_value(x: Any, y: Any, pairs: list[tuple[Any, Any]]) -> bool:
-    """One argument value each: nodes are queued, names compared without case, anything else by equality."""
-    if isinstance(x, exp.Expr):
-        if not isinstance(y, exp.Expr):
+    """One argument value each: nodes are queued, text compared without case, anything else by equality."""
+    if type(x) is str:
+        return type(y) is str and (x == y or x.lower() == y.lower())
+    if isinstance(x, _NODE):
+        if not isinstance(y, _NODE):
             return False
         pairs.append((x, y))
         return True
-    if type(x) is str:
-        return type(y) is str and x.lower() == y.lower()
-    return type(y) is not str and not isinstance(y, exp.Expr) and bool(x == y)
+    return type(y) is not str and not isinstance(y, _NODE) and bool(x == y)
 
 
 def _same_raw_args(xs: dict[str, Any], ys: dict[str, Any]) -> bool:
     """Arguments hashed as they are (a literal's text keeps its case): every truthy one, lists as tuples."""
-    x_keys = [k for k, v in xs.items() if v]
-    if len(x_keys) != sum(1 for v in ys.values() if v):
-        return False
-    for key in x_keys:
-        x, y = xs[key], ys.get(key)
+    count = 0
+    for key, x in xs.items():
+        if not x:
+            continue
+        count += 1
+        y = ys.get(key)
         if not y:
             return False
         if type(x) is list or type(y) is list:
@@ -112,4 +126,7 @@ def _same_raw_args(xs: dict[str, Any], ys: dict[str, Any]) -> bool:
                 return False
         elif x != y:
             return False
-    return True
+    for value in ys.values():
+        if value:
+            count -= 1
+    return count == 0

@@ -58,7 +58,7 @@ OUTSIDE: dict[tuple[str, str], str] = {
     ("costmodel/kinds/registry.py", "ValueError"): "a bug at import: two kinds claiming one class or op",
     ("costmodel/sample.py", "Unsupported"): "control flow: the sample source declines and the chain goes on",
     ("service/sql/render_expr.py", "AssertionError"): "a bug: an unreachable branch",
-    ("service/sql/render_block.py", "ValueError"): "a bug: a column built with neither its expression nor the "
+    ("service/sql/render_cols.py", "ValueError"): "a bug: a column built with neither its expression nor the "
     "(name, table) that reaches it",
     ("service/sql/plan_query.py", "NotImplementedError"): "an abstract method",
     ("service/sql/plan_expr.py", "NotImplementedError"): "an abstract method",
