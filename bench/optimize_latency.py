@@ -48,6 +48,8 @@ from bench.engine_path import use_engine_from_argv  # noqa: E402
 
 use_engine_from_argv()
 
+import orjson  # noqa: E402
+
 import costmodel  # noqa: E402
 from api.models import parse_ordinary_request  # noqa: E402
 from api.routes import _answer  # noqa: E402
@@ -373,6 +375,7 @@ def main() -> None:
             "engine": costmodel.BUILD,
             "sql_adapter": ADAPTER_BUILD,
             "sqlglot": sqlglot_build(),  # ours and the peer's: one sqlglot in the process
+            "orjson": orjson.__version__,  # reads every request and writes every answer
             "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],
         },
