@@ -15,7 +15,7 @@ from pydantic_core import PydanticCustomError
 
 from costmodel.strict import nearest
 from service.errors import InputError
-from service.jsonguard import NOT_ORDINARY, parse_json, parse_ordinary
+from service.jsonguard import NOT_ORDINARY, ORJSON_MAX_DEPTH, parse_json, parse_ordinary
 from service.optimize import OptimizeInput
 
 _EXAMPLE: dict[str, Any] = {
@@ -168,7 +168,9 @@ INLINE_PARSE_BYTES = 256 * 1024
 def parse_ordinary_request(raw: bytes, max_json_depth: int) -> OptimizeInput | None:
     """``parse_optimize_request`` for ordinary JSON (orjson's fast path), or None for anything else (deep,
     malformed, long integers, ...), which the careful parser must read and explain; raises ``InputError``."""
-    if raw.count(b"[") + raw.count(b"{") > max_json_depth:  # may nest too deep: the careful path measures it
+    # may nest too deep: the careful path measures it (not counted when orjson itself refuses what nests deeper)
+    counted = ORJSON_MAX_DEPTH is None or max_json_depth < ORJSON_MAX_DEPTH
+    if counted and raw.count(b"[") + raw.count(b"{") > max_json_depth:
         return None
     data = parse_ordinary(raw)
     if data is NOT_ORDINARY:

@@ -100,3 +100,36 @@ def test_numbers_python_cannot_hold_are_refused(raw: bytes) -> None:
 
 def test_valid_json_decodes() -> None:
     assert parse_json('{"a": [1, 2.5, "é", null, true]}'.encode(), max_depth=2) == {"a": [1, 2.5, "é", None, True]}
+
+
+@pytest.mark.parametrize("depth", [1, 1023, 1024, 1025, 2000])
+def test_orjson_reads_nothing_deeper_than_its_measured_limit(depth: int) -> None:
+    # parse_ordinary_request skips counting brackets when the request's limit is at or above orjson's own:
+    # that is safe only if orjson refuses every document deeper than the limit measured at import
+    import orjson
+
+    from service.jsonguard import ORJSON_MAX_DEPTH
+
+    if ORJSON_MAX_DEPTH is None:
+        pytest.skip("this orjson reads deeper than 1024 levels: brackets are counted")
+    raw = b"[" * depth + b"]" * depth
+    if depth <= ORJSON_MAX_DEPTH:
+        assert nesting_depth(raw) == depth and orjson.loads(raw) is not None
+    else:
+        with pytest.raises(orjson.JSONDecodeError):
+            orjson.loads(raw)
+
+
+def test_a_request_deeper_than_orjson_reads_takes_the_careful_path() -> None:
+    from api.models import parse_optimize_request, parse_ordinary_request
+    from service import deep_json
+
+    plan: dict[str, Any] = {"op": "scan", "table": "t"}
+    for _ in range(1_100):  # past orjson's 1024 levels, within the request limit of 2,500
+        plan = {"op": "filter", "predicate": {"lit": True}, "input": plan}
+    raw = deep_json.dumps({"plan": plan}).encode()
+    assert parse_ordinary_request(raw, 2500) is None  # orjson refused it: not read as ordinary JSON
+    read = parse_optimize_request(raw, 2500).plan  # the careful path reads it
+    assert deep_json.dumps(read) == deep_json.dumps(plan)
+    with pytest.raises(InputError, match="too_deep|nests"):
+        parse_optimize_request(raw, 1_000)
