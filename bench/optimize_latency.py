@@ -189,8 +189,11 @@ def service_call(
     return call
 
 
-#: Each query's columns are sampled in this many turns (``interleaved``).
-ROUNDS = 5
+#: Each query's columns are sampled in this many turns (``interleaved``). Twenty short turns rather than five
+#: long ones (before 2026-11-28): the VM slows down in spells of seconds, and with five turns one spell could
+#: cover two of one column's turns and none of its peer's (q01's SQL ratio read 2.97 and 2.31 in two runs of one
+#: build); shorter turns spread each spell over every column.
+ROUNDS = 20
 
 
 def interleaved(columns: dict[str, tuple[Callable[[], Any], int]], rounds: int = ROUNDS) -> dict[str, dict[str, Any]]:
@@ -259,7 +262,7 @@ def measure(
             "analyzed": (service_call(analyzed, {"plan": plan}, False), args.iterations),
             **{peer: (prepare(sql), args.peer_iterations) for peer, prepare in peers.items()},
         }
-        rows[name] = interleaved(columns)
+        rows[name] = interleaved(columns, args.rounds)
     store.close()
     return rows
 
@@ -338,6 +341,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--peer-iterations", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"turns per query (default {ROUNDS})")
     parser.add_argument("--quick", action="store_true", help="30 iterations, 10 per peer")
     parser.add_argument("--spark", action="store_true", help="also Spark Catalyst (starts a JVM)")
     parser.add_argument("--engine", metavar="DIR", help="the packages from DIR (e.g. an unpacked compiled wheel)")
@@ -381,7 +385,7 @@ def main() -> None:
         },
         "iterations": args.iterations,
         "peer_iterations": args.peer_iterations,
-        "rounds": ROUNDS,
+        "rounds": args.rounds,
         "queries": rows,
         "ratios": r,
         "targets": TARGETS,
