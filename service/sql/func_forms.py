@@ -81,19 +81,16 @@ def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> boo
     False
     """
     cls = type(e)
-    builder = BASE_DIALECT.parser_class.FUNCTIONS.get(name.upper())
-    if not _generic_builder(builder, cls):
+    form = _FORMS.get((cls, name))
+    if form is None:
+        form = _FORMS[(cls, name)] = _form(cls, name)
+    if not form.generic:
         return False
-    if cls.__init__ is not exp.Expr.__init__:
-        return False
-    keys = tuple(cls.arg_types)
-    var_len_key = getattr(cls, "var_len_arg_key", None) if cls.is_var_len_args else None
-    if var_len_key is not None and var_len_key in keys:
-        split = keys.index(var_len_key)
+    keys = form.keys
+    if form.split is not None:
+        split = form.split
         built: dict[str, Any] = dict(zip(keys[:split], positional, strict=False))
-        built[var_len_key] = positional[split:]
-    elif cls.is_var_len_args:
-        return False  # a sqlglot whose var-len calls are spelled otherwise: leave it to the rebuild
+        built[keys[split]] = positional[split:]
     else:
         built = dict(zip(keys, positional, strict=False))
     if _refused(cls, built, positional):
@@ -113,6 +110,34 @@ def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> boo
         elif given is not value:
             return False
     return True
+
+
+class _Form:
+    """What ``rebuilds_in_place`` reads off a function class and name, the same on every call: whether the
+    name's builder is the class's generic ``from_arg_list``, the class's keys, and where a var-len key takes
+    the remaining arguments (None: one argument per key)."""
+
+    def __init__(self, generic: bool, keys: tuple[str, ...], split: int | None) -> None:
+        self.generic = generic
+        self.keys = keys
+        self.split = split
+
+
+#: ``_Form`` by (function class, name): sqlglot's classes and builders do not change while the service runs
+_FORMS: dict[tuple[type, str], _Form] = {}
+
+
+def _form(cls: type[exp.Func], name: str) -> _Form:
+    builder = BASE_DIALECT.parser_class.FUNCTIONS.get(name.upper())
+    keys = tuple(cls.arg_types)
+    if not _generic_builder(builder, cls) or cls.__init__ is not exp.Expr.__init__:
+        return _Form(False, keys, None)
+    var_len_key = getattr(cls, "var_len_arg_key", None) if cls.is_var_len_args else None
+    if var_len_key is not None and var_len_key in keys:
+        return _Form(True, keys, keys.index(var_len_key))
+    if cls.is_var_len_args:
+        return _Form(False, keys, None)  # a sqlglot whose var-len calls are spelled otherwise: leave it to the rebuild
+    return _Form(True, keys, None)
 
 
 def _refused(cls: type[exp.Func], built: dict[str, Any], positional: list[exp.Expr]) -> bool:
