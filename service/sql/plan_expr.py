@@ -121,8 +121,9 @@ class ExprBuilder:
     """Expression translation; ``query`` (subqueries) comes from the plan builder."""
 
     ctes: dict[str, exp.CTE]
-    #: subquery expressions made so far: without any, ``numbered`` need not look inside expressions
-    subqueries: int = 0
+    #: subquery expressions made so far (the plan builder starts it at 0): without any, ``numbered`` need not
+    #: look inside expressions
+    subqueries: int
 
     def query(self, q: exp.Expr, ctes: dict[str, exp.CTE]) -> Node:
         raise NotImplementedError
