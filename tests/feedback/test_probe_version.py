@@ -4,6 +4,7 @@ replacement and the history's retention (a cascade delete), on SQLite and Postgr
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from datetime import UTC, datetime, timedelta
@@ -35,12 +36,15 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 @pytest.fixture
 def statements(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every statement the feedback store runs through its reads, in order."""
+    """Every statement the feedback store runs through its reads on the test's own thread, in order: a store of
+    another test's app, still probing on a thread of its own while the suite runs, is not this test's."""
     seen: list[str] = []
     read = FeedbackStore._query
+    owner = threading.get_ident()
 
     def recording(self: FeedbackStore, statement: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        seen.append(statement)
+        if threading.get_ident() == owner:
+            seen.append(statement)
         return read(self, statement, params)
 
     monkeypatch.setattr(FeedbackStore, "_query", recording)
