@@ -12,7 +12,7 @@ from sqlglot import exp
 from service.sql.common import BASE_DIALECT, build_function, release
 from service.sql.errors import SQLGLOT_FAILURES
 from service.sql.parse import unsupported
-from service.sql.same_tree import same_tree
+from service.sql.same_tree import present, same_tree
 
 #: Function flags sqlglot sets from the dialect that do not change the rows (Spark's COUNT returns BIGINT).
 HARMLESS_FLAGS = ("big_int",)
@@ -96,8 +96,8 @@ def rebuilds_in_place(e: exp.Func, name: str, positional: list[exp.Expr]) -> boo
     if _refused(cls, built, positional):
         return False
     # what equality reads: a key holding None, False or [] counts as absent; the harmless flags are copied over
-    actual = {k: v for k, v in e.args.items() if _present(v) and k not in HARMLESS_FLAGS}
-    expected = {k: v for k, v in built.items() if _present(v)}
+    actual = {k: v for k, v in e.args.items() if present(v) and k not in HARMLESS_FLAGS}
+    expected = {k: v for k, v in built.items() if present(v)}
     if actual.keys() != expected.keys():
         return False
     for key, value in expected.items():
@@ -149,8 +149,3 @@ def _refused(cls: type[exp.Func], built: dict[str, Any], positional: list[exp.Ex
         if value is None or (type(value) is list and not value):
             return True
     return bool(positional) and len(positional) > len(cls.arg_types) and not cls.is_var_len_args
-
-
-def _present(value: Any) -> bool:
-    """Whether sqlglot's equality sees ``value``: None, False and [] count as absent."""
-    return value is not None and value is not False and not (type(value) is list and not value)

@@ -57,15 +57,16 @@ def same_tree(a: exp.Expr, b: exp.Expr) -> bool:
     return True
 
 
-def _present(value: Any) -> bool:
-    """Whether sqlglot's hash reads an argument: None, False and an empty list count as absent."""
+def present(value: Any) -> bool:
+    """Whether sqlglot's equality reads an argument: None, False and an empty list count as absent (the
+    translator's ``func_forms`` reads arguments so too)."""
     return value is not None and value is not False and not (type(value) is list and not value)
 
 
 def _present_count(args: dict[str, Any]) -> int:
     count = 0
     for value in args.values():
-        if _present(value):
+        if present(value):
             count += 1
     return count
 
@@ -74,11 +75,11 @@ def _same_args(xs: dict[str, Any], ys: dict[str, Any], pairs: list[tuple[Any, An
     """The arguments of two nodes of one class agree, child nodes queued on ``pairs`` to compare."""
     count = 0
     for key, x in xs.items():
-        if not _present(x):
+        if not present(x):
             continue
         count += 1
         y = ys.get(key)
-        if not _present(y):
+        if not present(y):
             return False
         if type(x) is list or type(y) is list:
             # hashed item by item (a lone value as one item); a None or False item is hashed as a blank
