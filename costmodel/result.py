@@ -10,7 +10,7 @@ from typing import Any, Final
 from costmodel.conjunct_texts import conjunct_texts
 from costmodel.cost import NodeCost, savings
 from costmodel.explain import explain
-from costmodel.expr import Call, Expr, Literal, Subquery
+from costmodel.expr import Call, Expr, Subquery
 from costmodel.operator_paths import Operator, tree_operators
 from costmodel.plan import Join, Node, children, node_expressions, plan_memo
 from costmodel.rounding import rounded
@@ -103,10 +103,10 @@ class FullParts:
         with plan_memo(self._memos):
             return conjunct_texts(self._result.plan)
 
-    def may_join_unconditioned(self) -> bool:
-        """Whether the plan as written may hold a join without a condition (``unconditioned_join``)."""
+    def cross_products(self) -> list[str]:
+        """The joins without a condition in the plan as written (``cross_products``)."""
         result = self._result
-        return unconditioned_join(result.written if result.written is not None else result.original)
+        return cross_products(result.written if result.written is not None else result.original)
 
     def render(self) -> Rendered:
         """(the EXPLAIN trees before and after, the cost tables before and after), made on the first call."""
@@ -163,28 +163,36 @@ def with_full_parts(
     return out
 
 
-def unconditioned_join(plan: Node) -> bool:
-    """Whether ``plan`` (its subqueries included) holds a join whose condition is missing or a constant: only
-    then can the wire plan it was read from hold a cross product, which the service warns about
-    (``service.answer_parts.warn_cross_products``), so most answers skip walking the wire plan for one.
+def cross_products(plan: Node) -> list[str]:
+    """The ids of the inner and cross joins in ``plan`` (its subqueries included) that have no condition: each a
+    cross product in the query as written, which makes savings against it meaningless (the service warns:
+    ``service.answer_parts.warn_cross_products``). Top down, a node's inputs left to right before the plans of
+    its subqueries.
 
     >>> from costmodel.plan import Field, Scan
     >>> t = Scan("n2", "t", None, (), (Field("a", "int", 1),))
-    >>> unconditioned_join(Join("n1", "cross", None, t, t)), unconditioned_join(t)
-    (True, False)
+    >>> cross_products(Join("n1", "cross", None, t, Join("n3", "inner", None, t, t))), cross_products(t)
+    (['n1', 'n3'], [])
+    >>> from costmodel.expr import Literal
+    >>> on_true = Literal(True, "boolean")
+    >>> cross_products(Join("n1", "left", None, t, t)), cross_products(Join("n1", "inner", on_true, t, t))
+    ([], [])
     """
+    found: list[str] = []
     nodes: list[Node] = [plan]
     while nodes:
         node = nodes.pop()
-        if isinstance(node, Join) and (node.on is None or isinstance(node.on, Literal)):
-            return True
-        nodes.extend(children(node))
+        if isinstance(node, Join) and node.on is None and (node.type == "inner" or node.type == "cross"):
+            found.append(node.id)
+        inner: list[Node] = []
         calls: list[Expr] = [e for e in node_expressions(node) if isinstance(e, (Call, Subquery))]
         while calls:  # only a subquery holds nodes
             expr = calls.pop()
             if isinstance(expr, Subquery):
-                nodes.append(expr.plan)
+                inner.append(expr.plan)
                 calls.extend(expr.args)
             elif isinstance(expr, Call):
                 calls.extend(a for a in expr.args if isinstance(a, (Call, Subquery)))
-    return False
+        nodes.extend(reversed(inner))
+        nodes.extend(reversed(children(node)))
+    return found

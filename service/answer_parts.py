@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from costmodel.result import FullParts
-from costmodel.wire.nodes import node_dicts
 
 
 def attach_spark(
@@ -60,17 +59,13 @@ def _savings(before: float, after: float) -> float:
     return 0.0 if before <= 0 or abs(before - after) <= 1e-9 * before else round(1 - after / before, 6)
 
 
-def warn_cross_products(response: dict[str, Any], original: Any, parts: FullParts | None = None) -> None:
+def warn_cross_products(response: dict[str, Any], parts: FullParts) -> None:
     """A join without a condition in the query as written makes savings against it meaningless: say so.
 
-    ``parts``: the engine's for ``original``; the wire plan is walked only when its plan as read may hold one."""
-    if parts is not None and not parts.may_join_unconditioned():
-        return
-    joins = [n for n in node_dicts(original) if n.get("op") == "join" and not n.get("on")]
-    joins = [n for n in joins if n.get("type", "inner") in ("inner", "cross")]
+    ``parts``: the engine's for the plan as written, which lists such joins (``FullParts.cross_products``)."""
+    joins = parts.cross_products()
     if joins:
-        ids = ", ".join(str(n.get("id")) for n in joins)
         response.setdefault("warnings", []).append(
-            f"the query as written has a cross product (join {ids} has no condition): savings against it "
+            f"the query as written has a cross product (join {', '.join(joins)} has no condition): savings against it "
             "overstate the gain; savings_vs_baseline compares with rule-based pushdown"
         )

@@ -263,14 +263,14 @@ class OptimizeService:
             learned = self.feedback.source_for(request.catalog, request.context, chain)
         front = (learned,) if learned is not None else ()
         engine = partial(optimize_with_samples, samples=samples, front=front, baseline=True)
-        original, response, parts = self._run(resolved, engine, parsed)
+        response, parts = self._run(resolved, engine, parsed)
         if learned is not None and learned.details:  # feedback answered: say what it changed
-            _, unlearned, _ = self._run(resolved, partial(optimize_with_samples, samples=samples))
+            unlearned, _ = self._run(resolved, partial(optimize_with_samples, samples=samples))
             annotate(response, unlearned, learned.details)
         elif not use_feedback:
             response["feedback"] = {"enabled": False}
         add_baseline(response)
-        warn_cross_products(response, original, parts)
+        warn_cross_products(response, parts)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
             attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts)
@@ -286,20 +286,17 @@ class OptimizeService:
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
         return {"summary": summarize(response, parts.operators), **response}, fingerprints, parts
 
-    def _run(
-        self, request: OptimizeInput, engine: Engine, parsed: Any = None
-    ) -> tuple[dict[str, Any] | None, dict[str, Any], FullParts]:
-        """The plan as the request states it (before any rewrite), the engine's brief answer for it and the parts
-        that complete it."""
+    def _run(self, request: OptimizeInput, engine: Engine, parsed: Any = None) -> tuple[dict[str, Any], FullParts]:
+        """The engine's brief answer for the request's plan, SQL or Substrait, and the parts that complete it."""
         if request.sql is not None:
             return self._optimize_sql(request, engine, parsed)
         if request.substrait is not None:
             return self._optimize_substrait(request, engine)
-        return request.plan, *engine(request.plan, request.catalog, request.options)
+        return engine(request.plan, request.catalog, request.options)
 
     def _optimize_sql(
         self, request: OptimizeInput, engine: Engine = optimize_wire_brief, parsed: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any], FullParts]:
+    ) -> tuple[dict[str, Any], FullParts]:
         try:  # imported here: SQL support is optional and may not be installed
             from service.sql import plan_to_sql, sql_to_plan
             from service.sql.errors import SqlError
@@ -320,11 +317,11 @@ class OptimizeService:
             detail = {("name" if key == "column" else key): value for key, value in exc.detail.items()}
             detail.update(line=exc.line, column=exc.column)
             raise InputError(exc.code, exc.message, "$.sql", detail) from exc
-        return plan, response, parts
+        return response, parts
 
     def _optimize_substrait(
         self, request: OptimizeInput, engine: Engine = optimize_wire_brief
-    ) -> tuple[dict[str, Any], dict[str, Any], FullParts]:
+    ) -> tuple[dict[str, Any], FullParts]:
         """Substrait in, Substrait out; the plan must be the producer's plan before its own optimizer ran."""
         from service.substrait import SubstraitError, plan_to_substrait, substrait_to_plan
 
@@ -335,7 +332,7 @@ class OptimizeService:
             response["substrait"] = plan_to_substrait(response["plan"], request.substrait)
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
-        return plan, response, parts
+        return response, parts
 
 
 def _wants_spark(request: OptimizeInput) -> bool:

@@ -70,6 +70,39 @@ def test_a_cross_product_inside_a_subquery_is_a_warning_too() -> None:
     assert not any("cross product" in w for w in optimize(joined)["warnings"])
 
 
+def test_the_warning_names_each_join_without_a_condition_by_the_id_the_answer_uses() -> None:
+    """Ids as the answer's plan has them (minted where the request gave none), a join's type in any case, and a
+    join with a condition, or an outer one, left out."""
+
+    def scan(table: str, alias: str) -> dict:
+        return {"op": "scan", "table": table, "alias": alias}
+
+    keys = {"fn": "=", "args": [{"col": "o.o_custkey"}, {"col": "c.c_custkey"}]}
+    plan = {
+        "op": "join",
+        "type": "CROSS",
+        "left": {
+            "op": "join",
+            "id": "j2",
+            "type": "inner",
+            "left": scan("orders", "o"),
+            "right": scan("customer", "c"),
+        },
+        "right": {
+            "op": "join",
+            "id": "j3",
+            "type": "left",
+            "left": {"op": "join", "id": "j4", "on": keys, "left": scan("orders", "o"), "right": scan("customer", "c")},
+            "right": scan("nation", "n"),
+        },
+    }
+    answer = OptimizeService().optimize(OptimizeInput(plan=plan, catalog=CATALOG))
+    [warning] = [w for w in answer["warnings"] if "cross product" in w]
+    minted = answer["plan"]["id"]  # the top join's, which the request left out
+    assert answer["plan"]["op"] == "join" and minted not in ("j2", "j3", "j4")
+    assert f"(join {minted}, j2 has no condition)" in warning, warning
+
+
 def test_nothing_kept_runs_on_spark_as_written_and_a_kept_udf_gets_its_rewrite() -> None:
     """Where every predicate went as deep as legal, Catalyst puts it there too: the Spark SQL is the request's."""
     plain = optimize(UDF_SQL)
