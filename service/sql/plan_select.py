@@ -263,6 +263,9 @@ class SelectBuilder(QueryBuilder):
     ) -> Node:
         keys: list[Any] = []
         key_exprs, sets = grouping_keys(group)
+        # the aggregate's output names, lower case (the engine resolves names so): a computed key or an
+        # aggregate named like a grouped column (``a.g2`` and ``CASE ... END AS g2``) would be ambiguous above
+        taken = {g.name.lower() for g in key_exprs if isinstance(g, exp.Column)}
         for g in key_exprs:
             if isinstance(g, exp.Column):
                 wire = self.expr(g)
@@ -273,22 +276,22 @@ class SelectBuilder(QueryBuilder):
                 raise unsupported("GROUP BY a constant", g)
             name = None
             for r, n in zip(raws, names, strict=True):
-                if same(r, g) and not any(n == k.get("as") for k in keys if isinstance(k, dict)):
+                if same(r, g) and n.lower() not in taken:
                     name = n
                     break
             name = name or fresh("_g")
+            taken.add(name.lower())
             keys.append({"expr": self.expr(g), "as": name})
             subst.append((g, {"col": name}))
         outputs: list[Expr] = []
-        taken = {k["as"] for k in keys if "as" in k} | {k["col"].split(".")[-1] for k in keys if "col" in k}
         for a in aggs:
             name = None
             for r, n in zip(raws, names, strict=True):
-                if same(r, a) and n not in taken:
+                if same(r, a) and n.lower() not in taken:
                     name = n
                     break
             name = name or fresh("_a")
-            taken.add(name)
+            taken.add(name.lower())
             if isinstance(a, (exp.Grouping, exp.GroupingId)) and sets is None:
                 raise SqlError("invalid_query", f"{a.sql()} needs GROUP BY ROLLUP, CUBE or GROUPING SETS", *position(a))
             wire = self.expr(a, agg_ok=True)

@@ -183,3 +183,15 @@ def test_unary_minus_reaches_the_engine(con: duckdb.DuckDBPyConnection) -> None:
     result = check(sql, con)
     assert not result.problems, result.problems
     assert '"fn": "neg"' in json.dumps(sql_to_plan(sql, CATALOG))
+
+
+def test_a_computed_group_key_named_like_a_grouped_column_reads_back(con: duckdb.DuckDBPyConnection) -> None:
+    """Found by the generator (seed 25): ``GROUP BY d.g2, CASE ... END`` with the CASE selected ``AS g2`` named the
+    computed key ``g2`` beside the grouped column ``d.g2``, so the column above read ``g2`` ambiguously and the
+    translated plan was refused. The key now takes a name of its own; the result is the query's."""
+    sql = (
+        "SELECT d.g2 AS g1, CASE WHEN d.n > 1 THEN 'hi' ELSE 'lo' END AS G2, min(d.g1) AS m FROM "
+        "(SELECT t3.k AS g1, t3.s AS g2, count(*) AS n FROM t3 GROUP BY t3.k, t3.s) AS d "
+        "GROUP BY d.g2, CASE WHEN d.n > 1 THEN 'hi' ELSE 'lo' END ORDER BY g1, G2, m"
+    )
+    assert not check(sql, con).problems  # before: PlanError, column 'G2' is ambiguous
