@@ -70,8 +70,7 @@ def _aggregates_in(e: exp.Expr) -> list[exp.AggFunc]:
 
 
 def _windows_in(e: exp.Expr) -> list[exp.Window]:
-    """Window calls of this scope in pre-order (nested queries are not entered); a loop, not nested generators,
-    which cost a step per level for every node."""
+    """Window calls of this scope in pre-order, nested queries not entered; a loop: generators cost a step a level."""
     found: list[exp.Window] = []
     stack = [e]
     while stack:
@@ -109,6 +108,19 @@ class FreshNames:
             i += 1
         self.used.add(f"{prefix}{i}")
         return f"{prefix}{i}"
+
+
+def _output_name(
+    node: exp.Expr, raws: list[exp.Expr], names: list[str], taken: set[str], fresh: FreshNames, prefix: str
+) -> str:
+    """``node``'s select alias unless an output took it (``taken``: lower case), else a fresh name; now taken."""
+    for r, n in zip(raws, names, strict=True):
+        if same(r, node) and n.lower() not in taken:
+            taken.add(n.lower())
+            return n
+    name = fresh(prefix)
+    taken.add(name.lower())
+    return name
 
 
 class SelectBuilder(QueryBuilder):
@@ -263,9 +275,7 @@ class SelectBuilder(QueryBuilder):
     ) -> Node:
         keys: list[Any] = []
         key_exprs, sets = grouping_keys(group)
-        # the aggregate's output names, lower case (the engine resolves names so): a computed key or an
-        # aggregate named like a grouped column (``a.g2`` and ``CASE ... END AS g2``) would be ambiguous above
-        taken = {g.name.lower() for g in key_exprs if isinstance(g, exp.Column)}
+        taken = {g.name.lower() for g in key_exprs if isinstance(g, exp.Column)}  # outputs, as the engine reads
         for g in key_exprs:
             if isinstance(g, exp.Column):
                 wire = self.expr(g)
@@ -274,24 +284,12 @@ class SelectBuilder(QueryBuilder):
                 continue
             if isinstance(g, exp.Literal):
                 raise unsupported("GROUP BY a constant", g)
-            name = None
-            for r, n in zip(raws, names, strict=True):
-                if same(r, g) and n.lower() not in taken:
-                    name = n
-                    break
-            name = name or fresh("_g")
-            taken.add(name.lower())
+            name = _output_name(g, raws, names, taken, fresh, "_g")
             keys.append({"expr": self.expr(g), "as": name})
             subst.append((g, {"col": name}))
         outputs: list[Expr] = []
         for a in aggs:
-            name = None
-            for r, n in zip(raws, names, strict=True):
-                if same(r, a) and n.lower() not in taken:
-                    name = n
-                    break
-            name = name or fresh("_a")
-            taken.add(name.lower())
+            name = _output_name(a, raws, names, taken, fresh, "_a")
             if isinstance(a, (exp.Grouping, exp.GroupingId)) and sets is None:
                 raise SqlError("invalid_query", f"{a.sql()} needs GROUP BY ROLLUP, CUBE or GROUPING SETS", *position(a))
             wire = self.expr(a, agg_ok=True)
