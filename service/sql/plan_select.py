@@ -275,7 +275,7 @@ class SelectBuilder(QueryBuilder):
     ) -> Node:
         keys: list[Any] = []
         key_exprs, sets = grouping_keys(group)
-        taken = {g.name.lower() for g in key_exprs if isinstance(g, exp.Column)}  # outputs, as the engine reads
+        taken = {g.name.lower() for g in key_exprs if isinstance(g, exp.Column)}  # output names, lower case
         for g in key_exprs:
             if isinstance(g, exp.Column):
                 wire = self.expr(g)

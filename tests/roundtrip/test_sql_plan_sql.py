@@ -194,4 +194,4 @@ def test_a_computed_group_key_named_like_a_grouped_column_reads_back(con: duckdb
         "(SELECT t3.k AS g1, t3.s AS g2, count(*) AS n FROM t3 GROUP BY t3.k, t3.s) AS d "
         "GROUP BY d.g2, CASE WHEN d.n > 1 THEN 'hi' ELSE 'lo' END ORDER BY g1, G2, m"
     )
-    assert not check(sql, con).problems  # before: PlanError, column 'G2' is ambiguous
+    assert not check(sql, con).problems  # before: PlanError, column 'g2' is ambiguous
