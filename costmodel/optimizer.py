@@ -18,6 +18,7 @@ from costmodel.cost import CostModel, NodeCost, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
 from costmodel.estimate_live import ndv_drops
 from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
+from costmodel.join_order import catalyst_join_order
 from costmodel.materialize import deepest_placements
 from costmodel.options import Options, options_from_wire
 from costmodel.passes import PIPELINE, Work
@@ -79,17 +80,49 @@ def optimize(
 def _optimize(
     plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None, baseline: bool
 ) -> OptimizeResult:
-    decided, inner_decisions = _optimize_subqueries(plan, catalog, options, sources)
+    ordered = catalyst_join_order(plan)  # decided on the join order the engine runs
+    decided, inner_decisions = _optimize_subqueries(ordered, catalog, options, sources)
     work, before = _run_passes(decided, catalog, options, sources)
     result = report(work, before)
     result.decisions.extend(inner_decisions)
     result.subqueries = decided is not plan  # a plan without subqueries comes back as the same object
     result.written = plan
+    # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
+    # rule-based one
+    differs = options.mode != "always" and any(d.get("action") == "kept" for d in result.decisions)
+    if not differs:
+        result.baseline_total = result.total_after if baseline else None
+        return result
+    rule_based = _rule_based_total(work, plan, sources)
+    if options.mode == "cost" and result.total_after > rule_based + _EPS * max(1.0, rule_based):
+        return _rule_based_instead(plan, catalog, options, sources, result.total_after, baseline)
     if baseline:
-        # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
-        # rule-based one
-        differs = options.mode != "always" and any(d.get("action") == "kept" for d in result.decisions)
-        result.baseline_total = _rule_based_total(work, plan, sources) if differs else result.total_after
+        result.baseline_total = rule_based
+    return result
+
+
+#: relative tolerance when comparing two plan totals
+_EPS = 1e-9
+
+
+def _rule_based_instead(
+    plan: Node,
+    catalog: Catalog,
+    options: Options,
+    sources: tuple[SelectivitySource, ...] | None,
+    priced: float,
+    baseline: bool,
+) -> OptimizeResult:
+    """Rule-based pushdown's answer, for a cost-based placement the model itself prices above it (placement
+    decides one predicate at a time, so it can end above the rule-based plan): never an answer worse than what
+    the engine would run without us."""
+    result = _optimize(plan, catalog, replace(options, mode="always"), sources, False)
+    if baseline:
+        result.baseline_total = result.total_after
+    result.warnings.append(
+        f"placement by cost came to {priced:,.0f}, above rule-based pushdown's {result.total_after:,.0f}: "
+        "every predicate is placed as rule-based pushdown places it"
+    )
     return result
 
 

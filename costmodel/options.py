@@ -56,6 +56,11 @@ class Options:
     predicate_costs: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_PREDICATE_COSTS))
     scan_pushdown: bool = True
     default_row_count: float = 1000.0
+    #: per-row cost (a plain comparison = 1) from which mode ``cost`` places a predicate by the model; a cheaper
+    #: one goes where rule-based pushdown puts it. Holding a cheap predicate above an operator saves little on
+    #: Spark (its filters are compiled code) and costs what the model does not price: the scan's pushed filters,
+    #: partition and branch pruning, the constraints Catalyst infers (docs/cost-model.md, "Do no harm")
+    expensive_threshold: float = 10.0
     #: functions the request declares, by lower-case name (``costmodel.functions``)
     functions: dict[str, FunctionDecl] = field(default_factory=dict)
 
@@ -85,7 +90,15 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         return Options()
     if not isinstance(raw, dict):
         raise PlanError("invalid_options", "options must be an object", path)
-    known = {"mode", "operator_costs", "predicate_costs", "scan_pushdown", "default_row_count", "functions"}
+    known = {
+        "mode",
+        "operator_costs",
+        "predicate_costs",
+        "scan_pushdown",
+        "default_row_count",
+        "expensive_threshold",
+        "functions",
+    }
     check_keys(raw, known, path, "invalid_options")
     mode = raw.get("mode", "cost")
     if mode not in ("cost", "always", "never"):
@@ -93,6 +106,9 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
     default_rows = raw.get("default_row_count", 1000.0)
     if isinstance(default_rows, bool) or not isinstance(default_rows, (int, float)) or default_rows < 0:
         raise PlanError("invalid_options", "must be a non-negative number", f"{path}.default_row_count")
+    threshold = raw.get("expensive_threshold", 10.0)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
+        raise PlanError("invalid_options", "must be a non-negative number", f"{path}.expensive_threshold")
     scan_pushdown = raw.get("scan_pushdown", True)
     if not isinstance(scan_pushdown, bool):
         raise PlanError("invalid_options", "scan_pushdown must be true or false", f"{path}.scan_pushdown")
@@ -102,5 +118,6 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         predicate_costs=_number_map(raw.get("predicate_costs"), DEFAULT_PREDICATE_COSTS, f"{path}.predicate_costs"),
         scan_pushdown=scan_pushdown,
         default_row_count=float(default_rows),
+        expensive_threshold=float(threshold),
         functions=functions_from_wire(raw.get("functions"), f"{path}.functions"),
     )

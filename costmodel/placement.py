@@ -124,6 +124,16 @@ def place(
         cut, cut_cost = best_cut(pred, cost, passes)
         return cut, cut_cost, cost
 
+    if mode == "cost":
+        # cheap predicates go where rule-based pushdown puts them, before the expensive ones are costed; their
+        # positions are still costed below, for the decision log. A derived predicate is never held above
+        # anything: it is added where it pays or not at all
+        for pred in preds:
+            pred.by_rule = (
+                pred.kind != "derived" and model.predicate_cost(pred.form) < model.options.expensive_threshold
+            )
+            if pred.by_rule:
+                pred.cut = deepest(pred.root)
     current = None
     if mode == "cost":
         current = materializer.build(placements_of(preds))
@@ -136,6 +146,8 @@ def place(
             continue
         assert current is not None
         cut, cut_cost, cost = best_at(pred, current)
+        if pred.by_rule:
+            continue
         if pred.kind == "derived":
             absent = cost([])
             absent_costs[pred.index] = absent
@@ -150,7 +162,12 @@ def place(
         # placed after them, they may find going lower pays now
         assert current is not None
         for pred in preds:
-            if pred.kind == "derived" or not any(pos.below and pos.stop is None for pos in pred.cut) or over_budget():
+            if (
+                pred.kind == "derived"
+                or pred.by_rule
+                or not any(pos.below and pos.stop is None for pos in pred.cut)
+                or over_budget()
+            ):
                 continue
             cut, _, _ = best_at(pred, current)
             current = materializer.moved(current, pred.index, pred.cut, cut, model)

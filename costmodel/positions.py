@@ -88,6 +88,8 @@ class Pred:
     #: a derived predicate placed by cost: the plan's cost with it at its best cut, logged beside the cost
     #: without it so that the decision (added only when strictly cheaper) recomputes from the log
     cost_with: float | None = None
+    #: placed where rule-based pushdown puts it (mode cost, a predicate cheaper than ``expensive_threshold``)
+    by_rule: bool = False
 
     def __init__(
         self,
@@ -101,6 +103,7 @@ class Pred:
         cut: list[Position] | None = None,
         stop_at: frozenset[str] = frozenset(),
         cost_with: float | None = None,
+        by_rule: bool = False,
     ) -> None:
         self.index = index
         self.form = form
@@ -112,6 +115,7 @@ class Pred:
         self.cut = [] if cut is None else cut
         self.stop_at = stop_at
         self.cost_with = cost_with
+        self.by_rule = by_rule
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:

@@ -15,6 +15,7 @@ class Reason(StrEnum):
     BENEFICIAL = "beneficial"
     BLOCK_SAMPLE = "block_sample"
     CAN_RAISE_GUARD = "can_raise_guard"
+    CHEAP_PREDICATE = "cheap_predicate"
     GENERATOR = "generator"
     COMPUTED_BY_AGGREGATE = "computed_by_aggregate"
     CORRELATED_SUBQUERY = "correlated_subquery"

@@ -157,6 +157,8 @@ class Reporter:
                 reason = Reason.NOT_COSTED
             elif pos.below and pos.below[0].kind == SCAN:
                 reason = Reason.INTO_SCAN
+            elif pred.by_rule and numbers.get("cost_if_pushed", 0) > numbers.get("cost_if_kept", float("inf")) + 1e-9:
+                reason = Reason.CHEAP_PREDICATE  # the model alone would keep it: rule-based pushdown decided
             else:
                 reason = (
                     Reason.BENEFICIAL

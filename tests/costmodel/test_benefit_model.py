@@ -104,7 +104,8 @@ def test_work_budget_places_the_rest_by_rule_and_says_so():
     plan = scan("big")
     for i in range(700):
         plan = filter_(plan, c("x") > i)
-    result = run(plan, {"big": table(["x"], rows=100)})
+    # placed by cost although cheap (expensive_threshold 0), so that the budget runs out
+    result = run(plan, {"big": table(["x"], rows=100)}, expensive_threshold=0)
     assert any("too many predicates" in w for w in result.warnings)
     assert after(result).startswith("TableScan: big filters=")
 
