@@ -80,7 +80,8 @@ def optimize(
 def _optimize(
     plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None, baseline: bool
 ) -> OptimizeResult:
-    ordered = catalyst_join_order(plan)  # decided on the join order the engine runs
+    # decided on the join order the engine runs; mode never reports on the plan as written and changes nothing
+    ordered = catalyst_join_order(plan) if options.mode != "never" else plan
     decided, inner_decisions = _optimize_subqueries(ordered, catalog, options, sources)
     work, before = _run_passes(decided, catalog, options, sources)
     result = report(work, before)
@@ -89,7 +90,7 @@ def _optimize(
     result.written = plan
     # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
     # rule-based one
-    differs = options.mode != "always" and any(d.get("action") == "kept" for d in result.decisions)
+    differs = options.mode != "always" and any(d.get("action") in ("kept", "pulled_up") for d in result.decisions)
     if not differs:
         result.baseline_total = result.total_after if baseline else None
         return result

@@ -90,6 +90,10 @@ class Pred:
     cost_with: float | None = None
     #: placed where rule-based pushdown puts it (mode cost, a predicate cheaper than ``expensive_threshold``)
     by_rule: bool = False
+    #: where the query wrote it: node id, position kind and form (set by the legality pass)
+    origin: tuple[str, str, Expr] | None = None
+    #: that position inside a region that starts higher (the predicate may rise); None when the region starts there
+    written: Position | None = None
 
     def __init__(
         self,
@@ -104,6 +108,8 @@ class Pred:
         stop_at: frozenset[str] = frozenset(),
         cost_with: float | None = None,
         by_rule: bool = False,
+        origin: tuple[str, str, Expr] | None = None,
+        written: Position | None = None,
     ) -> None:
         self.index = index
         self.form = form
@@ -116,6 +122,8 @@ class Pred:
         self.stop_at = stop_at
         self.cost_with = cost_with
         self.by_rule = by_rule
+        self.origin = origin
+        self.written = written
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:

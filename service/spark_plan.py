@@ -72,6 +72,8 @@ _STRICT = frozenset(
 )
 #: A kept predicate Spark must be kept from moving (a derived predicate we chose not to add is not in the plan).
 _HELD_REASONS = frozenset({"not_beneficial", "mode_never"})
+#: Actions that leave a predicate above an operator Catalyst would push it below (kept there, or pulled up past it).
+_HOLDING = frozenset({"kept", "pulled_up"})
 #: Join types whose condition conjuncts may move to a filter above the join unchanged.
 _INNER = frozenset({"inner", "cross"})
 #: Functions NULL whenever their *first* argument is NULL.
@@ -143,7 +145,7 @@ def spark_target(
     >>> "k > 1 OR SPARK_PARTITION_ID() < 0" in target.sql
     True
     """
-    if as_written is not None and not any(d.get("action") == "kept" for d in decisions):
+    if as_written is not None and not any(d.get("action") in _HOLDING for d in decisions):
         return _written(as_written)  # nothing kept: not even the plan's scans need reading
     kept = _kept_pairs(decisions, _scan_ids(plan))
     if not kept:
@@ -176,7 +178,7 @@ def spark_target(
                 marks[i] = None
         plain = [p for p, m in zip(parts, marks, strict=True) if m is None]
         guarded = [p for p, m in zip(parts, marks, strict=True) if m is not None]
-        held.update(m for m in marks if m is not None)
+        held.update(pair for m in marks if m is not None for pair in kept if pair[0] == m[0] and pair[1] in below)
         barriers += [m[0] for m in marks if m is not None]
         implied = sorted({c for p in guarded for c in null_rejected_columns(p)} - _is_not_null_columns(plain))
         plain += [{"fn": "is_not_null", "args": [{"col": c}]} for c in implied]
@@ -276,12 +278,13 @@ def _is_not_null_columns(parts: list[Any]) -> set[str]:
 
 
 def _kept_pairs(decisions: list[Mapping[str, Any]], scans: set[str]) -> set[tuple[str, str]]:
-    """(predicate text, operator) for each predicate kept above an operator Catalyst would push it through."""
+    """(predicate text, operator) for each predicate kept above (or pulled up past) an operator Catalyst would push
+    it through."""
     return {
         (str(d["predicate"]), str(d["operator"]))
         for d in decisions
-        if d.get("action") == "kept"
-        and d.get("reason", "not_beneficial") in _HELD_REASONS
+        if (d.get("action") == "kept" and d.get("reason", "not_beneficial") in _HELD_REASONS)
+        or d.get("action") == "pulled_up"
         and d.get("source") != "constant"  # folds to TRUE or FALSE: where Spark evaluates it does not matter
         and d.get("operator") not in scans
         and "predicate" in d

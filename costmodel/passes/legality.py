@@ -1,26 +1,125 @@
 """Pass 2, legality verdicts: every position each predicate may legally take, and why it stops where it does.
 
 Pure: nothing is rewritten. For each predicate a tree of positions
-(``costmodel.positions.Position``) from where the query put it down through
-each operator whose kind's rule lets it pass (``costmodel.legality``), forking
-at set operations; where a rule refuses, the position records the ``Blocked``
-verdict with its reason.
+(``costmodel.positions.Position``) from the highest position it may rise to
+down through each operator whose kind's rule lets it pass
+(``costmodel.legality``), forking at set operations; where a rule refuses, the
+position records the ``Blocked`` verdict with its reason.
+
+Rising (mode ``cost``, for a predicate placement decides by cost): a predicate
+written under an operator may go above it exactly when the same rule would let
+it come back down to where the query wrote it, unchanged. Moving a filter
+across an operator is the same equivalence read in either direction, so every
+legality rule that guards pushing down also guards pulling up (outer joins'
+NULL-padded sides, aggregates but on group keys, windows but on partition
+keys, limits, set operations, non-deterministic projections and filters).
+What the symmetry does not cover is errors: rows a predicate used to remove
+reach the operators it rises past, so it never rises past one holding an
+expression that can raise, and nothing rises in a plan where some predicate
+can raise (it may be guarded by the one that would rise).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute
+from costmodel.expr_raise import can_raise
+from costmodel.legality import cross
 from costmodel.passes.work import Work
-from costmodel.plan import Node, walk_plan
-from costmodel.positions import Position, Pred, build_region
+from costmodel.plan import Aggregate, Join, Node, Project, children, node_expressions, output_fields, walk_plan
+from costmodel.positions import ABOVE, ON, Position, Pred, build_region, iter_region
+from costmodel.rules import Blocked
 
 
 def legality(work: Work) -> None:
-    _rebind(work.preds, work.require_skeleton(), work.options.scan_pushdown)
+    _rebind(work, work.require_skeleton())
 
 
-def _rebind(preds: list[Pred], skeleton: Node, scan_pushdown: bool) -> None:
-    """Point every predicate's root at the skeleton's current nodes and rebuild its region."""
-    by_id = {node.id: node for node in walk_plan(skeleton)}
-    for pred in preds:
-        node = by_id[pred.root.node.id]
-        pred.root = build_region(Position(node, pred.root.kind, pred.root.form), scan_pushdown, pred.stop_at)
+def _rebind(work: Work, skeleton: Node) -> None:
+    """Point every predicate's root at the skeleton's current nodes (raised where it pays to look) and rebuild its
+    region."""
+    by_id: dict[str, Node] = {}
+    parent_of: dict[str, Node] = {}
+    for node in walk_plan(skeleton):
+        by_id[node.id] = node
+        for kid in children(node):
+            parent_of[kid.id] = node
+    may_rise = _may_rise(work)
+    for pred in work.preds:
+        if pred.origin is None:
+            pred.origin = (pred.root.node.id, pred.root.kind, pred.root.form)
+        node_id, kind, form = pred.origin
+        start = Position(by_id[node_id], kind, form)
+        top = _raised(start, parent_of) if may_rise(pred) else start
+        pred.root = build_region(top, work.options.scan_pushdown, pred.stop_at)
+        pred.written = None if top is start else _written(pred.root, start)
+
+
+def _may_rise(work: Work) -> Callable[[Pred], bool]:
+    if work.options.mode != "cost" or any(can_raise(p.form) for p in work.preds):
+        return lambda pred: False
+    threshold = work.options.expensive_threshold
+    model = work.model
+    return lambda pred: (
+        pred.kind in ("where", "on") and not has_subquery(pred.form) and model.predicate_cost(pred.form) >= threshold
+    )
+
+
+def _raised(start: Position, parent_of: dict[str, Node]) -> Position:
+    """The highest position above ``start`` from which the rules bring the predicate back down to ``start``
+    unchanged; ``start`` itself when it can rise past nothing."""
+    node, form = start.node, start.form
+    if start.kind == ON and not (isinstance(node, Join) and node.type in ("inner", "cross")):
+        return start  # a conjunct of an outer, semi or anti join's condition is not a filter on its output
+    moved = start.kind == ON
+    while (parent := parent_of.get(node.id)) is not None:
+        if any(can_raise(expr) for expr in node_expressions(parent)):
+            break
+        up = _form_above(form, parent)
+        if up is None:
+            break
+        outcome = cross(up, parent)
+        if isinstance(outcome, Blocked) or len(outcome) != 1:
+            break
+        (crossing,) = outcome
+        if children(parent)[crossing.index] is not node or _unspelled(crossing.form) != _unspelled(form):
+            break
+        node, form, moved = parent, up, True
+    return Position(node, ABOVE, form) if moved else start
+
+
+def _form_above(form: Expr, parent: Node) -> Expr | None:
+    """``form`` read on ``parent``'s output: its columns under the names ``parent`` gives them (a projection's or
+    aggregate's own for a column it renames); None when a column the predicate reads does not come out."""
+    used = column_ids(form)
+    mapping: dict[int, Expr] = {}
+    for out in output_fields(parent):
+        if out.cid in used:
+            mapping[out.cid] = Column(_shown(out.qualifier, out.name), out.cid, out.type)
+    named = parent.exprs if isinstance(parent, Project) else parent.group_by if isinstance(parent, Aggregate) else ()
+    for item in named:
+        expr = item.expr
+        if isinstance(expr, Column) and expr.cid in used and expr.cid not in mapping:
+            mapping[expr.cid] = Column(_shown(item.qualifier, item.name), item.cid, expr.type)
+    if not used <= mapping.keys():
+        return None
+    return substitute(form, mapping)
+
+
+def _shown(qualifier: str | None, name: str) -> str:
+    return f"{qualifier}.{name}" if qualifier else name
+
+
+def _unspelled(form: Expr) -> Expr:
+    """``form`` with every column's spelling dropped: the same predicate whatever scope names its columns."""
+    return substitute(form, {cid: Column("", cid) for cid in column_ids(form)})
+
+
+def _written(root: Position, start: Position) -> Position | None:
+    """The position of ``root``'s region where the query wrote the predicate (for a join condition's conjunct,
+    the join's output, which its region passes instead)."""
+    for pos in iter_region(root):
+        if pos.node.id == start.node.id and pos.kind == ABOVE:
+            return pos
+    return None

@@ -27,6 +27,7 @@ def report(work: Work, before: list[NodeCost]) -> OptimizeResult:
     assert work.final is not None and work.scan_access is not None, "rewrite runs first"
     after = model.table(work.final)
     reporter = Reporter(model, {**{c.id: c for c in after}, **{c.id: c for c in before}}, options)
+    reporter.final = {c.id: c for c in after}
     decisions = list(work.fixed)
     estimates: list[dict[str, Any]] = []
     for pred in preds:
@@ -72,10 +73,12 @@ class Reporter:
         self.model = model
         self.after = after
         self.options = options
+        #: the rewritten plan's rows alone: what a predicate pulled up past an operator sees there
+        self.final: dict[str, NodeCost] = {}
 
-    def numbers(self, pos: Position, side: int | None) -> dict[str, Any]:
+    def numbers(self, pos: Position, side: int | None, final: bool = False) -> dict[str, Any]:
         node = pos.node
-        row = self.after.get(node.id)
+        row = (self.final if final else self.after).get(node.id)
         est = self.model.estimator.estimate(pos.form)
         s = est.selectivity
         c = self.model.predicate_cost(pos.form)
@@ -130,7 +133,13 @@ class Reporter:
             if not pred.cut:
                 return out
 
-        stack = [pred.root]  # pre-order, with an explicit stack: a predicate may travel 10,000 levels
+        start = pred.root
+        if pred.written is not None:
+            out.extend(self.pulled_up(pred, in_cut))
+            if id(pred.written) not in on_path:
+                return out
+            start = pred.written
+        stack = [start]  # pre-order, with an explicit stack: a predicate may travel 10,000 levels
         while stack:
             pos = stack.pop()
             if pos.kind == SCAN or pos.form_from_where:
@@ -170,6 +179,34 @@ class Reporter:
             out.append(entry)
             stack.extend(child for child in reversed(pos.below) if id(child) in on_path)
         return out
+
+    def pulled_up(self, pred: Pred, in_cut: set[int]) -> list[dict[str, Any]]:
+        """One row per operator the predicate rose past, from where the query wrote it up to where it ends (none
+        when it ends there or lower)."""
+        path: list[Position] = []  # the region's root down to where the query wrote the predicate
+        pos = pred.root
+        while pos is not pred.written:
+            path.append(pos)
+            pos = pos.below[0]
+        ends = next((i for i, p in enumerate(path) if id(p) in in_cut), None)
+        if ends is None:
+            return []
+        rows: list[dict[str, Any]] = []
+        text = to_sql(path[ends].form)  # as it stands where it ends, above each operator it passed
+        for pos in reversed(path[ends:]):  # the lowest operator passed first
+            numbers = self.numbers(pos, pos.entered_child() if isinstance(pos.node, Join) else None, final=True)
+            holds = numbers.get("lhs", 0) > numbers.get("rhs", 0) + 1e-12
+            reason = Reason.BENEFICIAL if holds else Reason.LOWER_TOTAL_COST
+            rows.append(
+                {
+                    "predicate": text,
+                    "operator": pos.node.id,
+                    "action": "pulled_up",
+                    "reason": reason,
+                    **numbers,
+                }
+            )
+        return rows
 
 
 def _on_path(root: Position, in_cut: set[int]) -> set[int]:
