@@ -90,7 +90,10 @@ def _optimize(
     result.written = plan
     # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
     # rule-based one
-    differs = options.mode != "always" and any(d.get("action") in ("kept", "pulled_up") for d in result.decisions)
+    differs = options.mode != "always" and (
+        any(d.get("action") in ("kept", "pulled_up") for d in result.decisions)
+        or any(r.get("rule") == "conjunct_order" for r in result.rewrites)
+    )
     if not differs:
         result.baseline_total = result.total_after if baseline else None
         return result

@@ -1,7 +1,8 @@
 """Pass 6, rewrite: build the plan the placements describe, then scan-level access (pruning, indexes).
 
 A filter standing where a query's filter stood keeps that filter's id; a new
-one gets a fresh id (``f1``, ``f2``, ...). Mode ``never`` returns the plan as
+one gets a fresh id (``f1``, ``f2``, ...). In mode ``cost`` every filter's
+conjuncts are then put in rank order (``costmodel.conjunct_order``). Mode ``never`` returns the plan as
 written and reports only facts (a never-true predicate), no rewrites.
 """
 
@@ -11,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
 
+from costmodel.conjunct_order import order_conjuncts
 from costmodel.materialize import Placements, placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node, walk_plan
@@ -31,6 +33,12 @@ def rewrite(work: Work) -> None:
         return
     ids = _assign_filter_ids(work.preds, work.require_skeleton())
     work.final = built_plan(work, placements_of(work.preds), work.scan_access, ids)
+    if work.options.mode == "cost":
+        model = work.model
+        work.final, orders = order_conjuncts(
+            work.final, model.predicate_cost, lambda part: model.estimator.estimate(part).selectivity
+        )
+        work.rewrites.extend(orders)
 
 
 def built_plan(
