@@ -1,8 +1,9 @@
-"""The corpus check: every query, with no statistics and with statistics, through the service and onto Spark's
-physical plan and DuckDB.
+"""The corpus check: every query, in each statistics form, through the service and onto Spark's physical plan
+and DuckDB.
 
-For each query and statistics form the request goes through the service in this process (``InProcessService``,
-what ``PushdownClient()`` without a URL and ``POST /optimize`` run) and the answer is checked for:
+For each query and statistics form (no statistics, row counts only, row counts and column statistics) the
+request goes through the service in this process (``InProcessService``, what ``PushdownClient()`` without a URL
+and ``POST /optimize`` run) and the answer is checked for:
 
 - ``nested_loop``: more BroadcastNestedLoopJoin + CartesianProduct operators in the plan of the answer's
   ``spark.sql`` than in the original's;
@@ -49,7 +50,8 @@ from tests.corpus.spark_plans import PlanFacts, compare_plans, spark_plan
 
 HERE = Path(__file__).parent
 DATABASE = "pushdown_corpus"
-FORMS = ("none", "stats")
+#: statistics forms (schema.catalog): columns and types only; with row counts; with row counts and column stats
+FORMS = ("none", "rows", "stats")
 #: Python UDFs some queries call: Spark's return type, the declaration sent in ``options.functions``, the body
 FUNCTIONS: dict[str, dict[str, Any]] = {
     "score_profit": {"cost": 5000, "deterministic": True, "may_fail": False},
@@ -101,7 +103,7 @@ def request(query: Query, form: str) -> dict[str, Any]:
     options: dict[str, Any] = {"mode": "cost", "feedback": False, "cache": False}
     if query.functions:
         options["functions"] = query.functions
-    return {"sql": query.sql, "dialect": "spark", "catalog": schema.catalog(form == "stats"), "options": options}
+    return {"sql": query.sql, "dialect": "spark", "catalog": schema.catalog(form), "options": options}
 
 
 class Service:

@@ -190,13 +190,17 @@ def _wire_value(value: Any) -> Any:
     return value
 
 
-def catalog(statistics: bool) -> dict[str, Any]:
-    """The request's catalog: columns and types only, or with row counts and column statistics."""
+def catalog(form: str = "stats") -> dict[str, Any]:
+    """The request's catalog in one statistics form: ``none`` (columns and types only), ``rows`` (and row counts,
+    the issue's "with table row counts supplied") or ``stats`` (and column statistics: ndv, min, max, nulls)."""
+    if form not in ("none", "rows", "stats"):
+        raise ValueError(f"unknown statistics form {form!r}")
     tables: dict[str, Any] = {}
     for name, cols in TABLES.items():
         entry: dict[str, Any] = {"columns": [{"name": c, "type": t} for c, t in cols]}
-        if statistics:
+        if form != "none":
             entry["row_count"] = ROW_COUNTS[name]
+        if form == "stats":
             entry["column_stats"] = {
                 col: {"ndv": ndv, "min": _wire_value(lo), "max": _wire_value(hi), "null_count": nulls}
                 for col, (ndv, lo, hi, nulls) in COLUMN_STATS.get(name, {}).items()

@@ -1,11 +1,12 @@
 """Never slower than Spark alone, on plans: every query of the corpus (tests/corpus/queries.sql and
-generated.sql, 110 analytic queries over a TPC-DS-like star/snowflake schema), with no statistics and with
-statistics, goes through the service, and the answer's ``spark.sql`` must get no nested-loop join or cartesian
-product the original lacks, lose no pushed filter, partition filter (dynamic partition pruning included) or
-UNION branch pruning the original has, and add no scan; the answer must not be priced above rule-based pushdown
-by its own model (``cost.savings_vs_baseline`` >= 0); and its engine-neutral ``sql`` must return the original's
-rows and column names on DuckDB over small generated data. Spark's plans are read over empty Parquet tables
-without running a job, with adaptive execution off so ``executedPlan`` is the final plan (check.py).
+generated.sql, 110 analytic queries over a TPC-DS-like star/snowflake schema), with no statistics, with row counts
+only and with row counts and column statistics, goes through the service, and the answer's ``spark.sql`` must get
+no nested-loop join or cartesian product the original lacks, lose no pushed filter, partition filter (dynamic
+partition pruning included) or UNION branch pruning the original has, and add no scan; the answer must not be
+priced above rule-based pushdown by its own model (``cost.savings_vs_baseline`` >= 0); and its engine-neutral
+``sql`` must return the original's rows and column names on DuckDB over small generated data. Spark's plans are
+read over empty Parquet tables without running a job, with adaptive execution off so ``executedPlan`` is the final
+plan (check.py).
 
 The timed run (Spark and DuckDB) is bench/corpus_spark.py.
 """
