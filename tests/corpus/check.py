@@ -328,8 +328,9 @@ def summary(outcomes: list[Outcome]) -> str:
     bad = [o for o in outcomes if o.violations]
     refused = [o for o in outcomes if o.refused]
     lines = [
-        f"answers checked: {len(outcomes)} ({len({o.query for o in outcomes})} queries x "
-        f"{len({o.form for o in outcomes})} statistics forms); as written: {sum(o.as_written for o in outcomes)}",
+        f"answers checked: {len(outcomes) - len(refused)} ({len({o.query for o in outcomes})} queries x "
+        f"{len({o.form for o in outcomes})} statistics forms, {len(refused)} refused); "
+        f"as written: {sum(o.as_written for o in outcomes)}",
         f"nested-loop joins added: {added} (in {kinds['nested_loop']} answers)",
         f"answers priced above the baseline: {above}",
         f"answers with a violation: {len(bad)}; by kind: {dict(sorted(kinds.items()))}",
