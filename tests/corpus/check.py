@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import re
 import shutil
 import sys
 import tempfile
@@ -219,12 +221,22 @@ class Outcome:
     def describe(self, with_plans: bool = True) -> str:
         lines = [f"{self.query} [{self.form}]:"] + [f"  {kind}: {detail}" for kind, detail in self.violations]
         if with_plans and any(k in _PLAN_KINDS for k, _ in self.violations):
-            lines += ["  -- original plan --", _indent(self.plans[0]), "  -- answer's plan --", _indent(self.plans[1])]
+            lines += ["  -- plan diff (original -> answer's spark.sql) --", _indent(plan_diff(*self.plans))]
             lines += ["  -- answer's spark.sql --", _indent(self.spark_sql)]
         return "\n".join(lines)
 
 
 _PLAN_KINDS = {"nested_loop", "lost_filter", "extra_scan", "extra_union_branch"}
+
+
+_NOISE = re.compile(r"#\d+L?|\[plan_id=\d+\]|file:/\S+\]|\*\(\d+\) ")
+
+
+def plan_diff(before: str, after: str) -> str:
+    """A unified diff of two physical plans, without attribute ids, plan ids, codegen stage numbers and paths."""
+    a = [_NOISE.sub("", line) for line in before.splitlines()]
+    b = [_NOISE.sub("", line) for line in after.splitlines()]
+    return "\n".join(difflib.unified_diff(a, b, "original", "answer", lineterm="", n=2))
 
 
 def _indent(text: str) -> str:
