@@ -3,7 +3,8 @@ over generated Parquet data, with C again (C2) for noise; and on DuckDB, the ori
 engine-neutral ``sql``.
 
     python bench/corpus_spark.py [--scale 1] [--seed 7] [--form stats] [--runs 3] [--only h02 g_comma]
-                                 [--timeout 300] [--run-as-written] [--no-duckdb] [--output PATH]
+                                 [--timeout 300] [--run-as-written] [--no-duckdb] [--duckdb-scale 1]
+                                 [--output PATH]
 
 Data: ``tests/corpus/schema.py``'s seeded generator at ``--scale`` (1 = about 370,000 fact rows; NULL keys and
 measures, repeated rows, skewed items, customers and days), written once with pyarrow as Parquet under
@@ -16,8 +17,10 @@ statistics form), outside the timed runs. Then, round-robin, C, D (the answer's 
 ``spark.conf``) and C2 each run ``--runs`` times after one untimed warm-up that collects the rows compared; each
 timed run writes the whole result to Spark's ``noop`` sink. An answer ``as_written`` is the original query
 itself: it is not run again unless ``--run-as-written`` (D/C is then 1 by definition, reported as such).
-DuckDB: the original (transpiled from Spark SQL by sqlglot) and the answer's ``sql`` (the same way), medians of
-``--runs`` (at least 5) after a warm-up, same rows checked. Before the first timed run the first five queries
+DuckDB (in memory, the same generator at ``--duckdb-scale``, default 1: its runs take milliseconds at Spark's small
+scales): the original (transpiled from Spark SQL by sqlglot, outside the timing), the answer's ``sql`` (the same
+way) and the original again for noise, round-robin, medians of ``--runs`` (at least 5) after a warm-up, same rows
+checked. Before the first timed run the first five queries
 are collected once, untimed (the JVM's JIT and the file listings).
 
 Writes bench/results/corpus_spark.json (or ``--output``) and prints a table: per query D/C, C2/C, DuckDB's
@@ -163,14 +166,17 @@ def duckdb_times(con: Any, query: Query, answer: dict[str, Any], runs: int) -> d
         return {"error": str(exc).strip().splitlines()[0][:200]}
     t_orig: list[float] = []
     t_new: list[float] = []
+    t_again: list[float] = []
     for _ in range(max(runs, DUCKDB_RUNS)):
         t_orig.append(duckdb_rows(con, query.sql)[2])
         t_new.append(duckdb_rows(con, sql)[2])
-    a, b = _median(t_orig), _median(t_new)
+        t_again.append(duckdb_rows(con, query.sql)[2])
+    a, b, c = _median(t_orig), _median(t_new), _median(t_again)
     return {
         "original_s": round(a or 0, 5),
         "answer_s": round(b or 0, 5),
         "answer_over_original": _ratio(b, a),
+        "original_again_over_original": _ratio(c, a),
         "rows_agree": original[1] == rewritten[1]
         and [c.lower() for c in original[0]] == [c.lower() for c in rewritten[0]],
     }
@@ -191,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="query names (prefixes)")
     parser.add_argument("--run-as-written", action="store_true", help="time D also when the answer is as written")
     parser.add_argument("--no-duckdb", action="store_true")
+    parser.add_argument(
+        "--duckdb-scale", type=float, default=1.0, help="DuckDB's data (in memory, generated apart): default 1"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
 
@@ -200,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"data: {data} ({time.perf_counter() - started:.1f} s)")
     spark = make_spark()
     declare_tables(spark, data)
-    con = None if args.no_duckdb else duckdb_connection(args.scale, args.seed)
+    con = None if args.no_duckdb else duckdb_connection(args.duckdb_scale, args.seed)
     service = Service()
     for query in queries[:WARM_UP]:
         spark.sql(query.sql).collect()
@@ -244,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows_differ": sorted(n for n, e in results.items() if (e.get("spark") or {}).get("rows_agree") is False),
         "priced_above_baseline": sorted(n for n, e in results.items() if (e.get("savings_vs_baseline") or 0) < 0),
         "duckdb_geomean_answer_over_original": geomean([d["answer_over_original"] for d in duck_entries]),
+        "duckdb_geomean_noise": geomean([d["original_again_over_original"] for d in duck_entries]),
         "duckdb_above_1_2": sorted(
             n for n, e in results.items() if ((e.get("duckdb") or {}).get("answer_over_original") or 0) > 1.2
         ),
@@ -254,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     report = {
         "scale": args.scale,
+        "duckdb_scale": args.duckdb_scale,
         "seed": args.seed,
         "form": args.form,
         "runs": args.runs,

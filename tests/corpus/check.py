@@ -193,8 +193,9 @@ def _cell(value: Any) -> Any:
 
 def duckdb_rows(con: Any, sql: str) -> tuple[list[str], Counter[tuple[Any, ...]], float]:
     """Column names, rows as a multiset, seconds."""
+    text = to_duckdb(sql)  # sqlglot's time is not DuckDB's
     start = time.perf_counter()
-    cursor = con.execute(to_duckdb(sql))
+    cursor = con.execute(text)
     rows = cursor.fetchall()
     seconds = time.perf_counter() - start
     return [d[0] for d in cursor.description], Counter(tuple(_cell(v) for v in r) for r in rows), seconds
