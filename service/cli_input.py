@@ -24,8 +24,8 @@ def optimize_input(
     request_file: str | None, sql: str | None, catalog: Path | None, dialect: str | None, mode: str | None
 ) -> dict[str, Any]:
     """The answer for the command line's input, or exit 2 saying what is wrong and where."""
-    from api.models import parse_optimize_request
     from service.optimize import OptimizeService
+    from service.request import parse_optimize_request
 
     settings = Settings()
     source = sql_source(request_file, sql)
