@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from service.analyze import Analyzer, spark_session
-from service.feedback.use_case import FeedbackService
-from service.history import HistoryRecorder
-from service.job_store import DatabaseJobStates
-from service.jobs import JobStates, MemoryJobStates
 from service.optimize import OptimizeService
 from service.request_cache import request_cache
 from service.settings import Settings
 from service.statistics import StatisticsStore
+
+if TYPE_CHECKING:  # imported where they are built: the command line and the in-process client need none of them
+    from service.analyze import Analyzer
+    from service.feedback.use_case import FeedbackService
+    from service.history import HistoryRecorder
+    from service.jobs import JobStates
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +50,14 @@ def assemble(
     """
     settings = settings or Settings()
     store = statistics_store(settings, warn=warn)
-    recorder = HistoryRecorder.from_settings(settings) if history else None
-    feedback = FeedbackService(recorder, store) if recorder is not None else None
+    recorder: HistoryRecorder | None = None
+    feedback: FeedbackService | None = None
+    if history:
+        from service.feedback.use_case import FeedbackService
+        from service.history import HistoryRecorder
+
+        recorder = HistoryRecorder.from_settings(settings)
+        feedback = FeedbackService(recorder, store)
     optimizer = OptimizeService(store, feedback)
     if cache:
         optimizer.cache = request_cache(settings, store, feedback)
@@ -68,6 +76,8 @@ def statistics_store(settings: Settings, *, warn: bool = True) -> StatisticsStor
 
 def analyzer(services: Services) -> Analyzer | None:
     """The analyze use case on the services' store (a Spark session made on first use), or None without one."""
+    from service.analyze import Analyzer, spark_session
+
     settings = services.settings
     if services.store is None:
         return None
@@ -77,6 +87,9 @@ def analyzer(services: Services) -> Analyzer | None:
 def job_states(settings: Settings) -> JobStates:
     """Job state in the service's database (shared by workers and replicas), or in memory when its URL is
     unsupported (analyze then answers 503 anyway: it needs the statistics store on the same URL)."""
+    from service.job_store import DatabaseJobStates
+    from service.jobs import MemoryJobStates
+
     try:
         return DatabaseJobStates.from_settings(settings)
     except ValueError:

@@ -1,8 +1,7 @@
 """The optimize use case: plan or SQL in, decisions and the rewritten plan out.
 
-The HTTP route, the heavy-request workers and the in-process client answer a body with ``answer_body``, the
-command line with ``OptimizeService.optimize``; the input arrives already validated by the edge (see
-``service.request``).
+The HTTP route and the heavy-request workers answer a body with ``answer_body``, the command line with
+``OptimizeService.optimize``; the input arrives already validated by the edge (see ``service.request``).
 """
 
 from __future__ import annotations
