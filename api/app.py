@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -16,22 +15,15 @@ from api import feedback, routes, tables
 from api.errors import install_error_handling
 from api.guard import install_hygiene
 from api.history import install_history
-from api.models import OptimizeRequest
 from api.observability import install_observability
 from api.shutdown import install_graceful_shutdown
 from service import __version__
-from service.analyze import Analyzer, spark_session
+from service.assembly import analyzer, assemble, job_states
 from service.bounded import BoundedRunner
-from service.feedback.use_case import FeedbackService
-from service.job_store import DatabaseJobStates
-from service.jobs import JobRunner, JobStates, MemoryJobStates
-from service.optimize import OptimizeService
-from service.request_cache import request_cache
+from service.jobs import JobRunner
+from service.request import OptimizeRequest
 from service.settings import Settings
-from service.statistics import StatisticsStore
 from service.worker_pool import WorkerPool
-
-logger = logging.getLogger(__name__)
 
 DESCRIPTION = """Decides, per filter and per operator, whether moving the filter below the operator is legal
 and worth it under the benefit model `1 - r <= p * r1`, and returns the rewritten plan, the decision log
@@ -51,14 +43,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url=None,
     )
     app.state.settings = settings
-    store = _statistics_store(settings)
-    app.state.optimizer = OptimizeService(store)
-    app.state.analyzer = (
-        None
-        if store is None
-        else Analyzer(store, lambda: spark_session(settings.spark_master), settings.analyze_spark_idle_s)
-    )
-    app.state.jobs = JobRunner(_job_states(settings))
+    services = assemble(settings)  # statistics store, history, feedback, request cache (service.assembly)
+    app.state.optimizer = services.optimizer
+    app.state.feedback = services.feedback  # /feedback, and estimates learned from it
+    app.state.analyzer = analyzer(services)
+    app.state.jobs = JobRunner(job_states(settings))
     app.state.runner = BoundedRunner(settings.request_time_limit_s, settings.max_concurrent_work)
     app.state.heavy_pool = WorkerPool(settings, settings.heavy_workers) if settings.heavy_workers else None
     install_error_handling(app)
@@ -66,10 +55,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes.open_router)
     app.include_router(routes.router)
     app.include_router(tables.router)
-    install_history(app, settings)  # recorder, /api/optimizations, /api/savings, /dashboard
-    app.state.feedback = FeedbackService(app.state.history, store)  # /feedback, and estimates learned from it
-    app.state.optimizer.feedback = app.state.feedback
-    app.state.optimizer.cache = request_cache(settings, store, app.state.feedback)
+    assert services.history is not None  # noqa: S101 - assembled with the history
+    install_history(app, settings, services.history)  # /api/optimizations, /api/savings, /dashboard
     app.include_router(feedback.router)
     _stop_background_work_at_shutdown(app)  # queued analyze jobs, the analyze Spark session
     install_graceful_shutdown(app, settings.shutdown_grace_s)  # SIGTERM: finish within the grace period
@@ -103,24 +90,6 @@ def _stop_background_work_at_shutdown(app: FastAPI) -> None:
             await run_in_threadpool(app.state.analyzer.close)
 
     app.router.lifespan_context = lifespan
-
-
-def _job_states(settings: Settings) -> JobStates:
-    """Job state in the service's database (shared by workers and replicas), or in memory when its URL is
-    unsupported (analyze then answers 503 anyway: it needs the statistics store on the same URL)."""
-    try:
-        return DatabaseJobStates.from_settings(settings)
-    except ValueError:
-        return MemoryJobStates()
-
-
-def _statistics_store(settings: Settings) -> StatisticsStore | None:
-    """The configured store, or None (ref catalogs and /tables then answer 503) when its URL is unsupported."""
-    try:
-        return StatisticsStore.from_settings(settings)
-    except ValueError as exc:
-        logger.warning("statistics store disabled: %s", exc)
-        return None
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

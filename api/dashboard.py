@@ -18,9 +18,9 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from api.deps import SESSION_COOKIE, SettingsDep, read_body, session_value, token_matches
-from api.models import validation_error
 from service.errors import InputError
 from service.jsonguard import parse_json
+from service.request import validation_error
 
 STATIC_DIR = Path(__file__).parent / "static" / "dashboard"
 ASSETS_PATH = "/dashboard/assets"

@@ -15,7 +15,6 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.models import INLINE_PARSE_BYTES, parse_optimize_request, parse_ordinary_request
 from service.analyze import Analyzer
 from service.bounded import BoundedRunner
 from service.errors import InputError
@@ -23,6 +22,7 @@ from service.history import HistoryRecorder
 from service.jobs import JobRunner
 from service.jsonguard import check_depth
 from service.optimize import OptimizeInput, OptimizeService
+from service.request import INLINE_PARSE_BYTES, check_sql_length, parse_ordinary_request, parse_within_limits
 from service.request_weight import check_weight, request_weight
 from service.settings import Settings
 from service.worker_pool import HeavyTask, WorkerPool
@@ -127,17 +127,6 @@ async def get_heavy_pool(request: Request) -> WorkerPool | None:
 HeavyPoolDep = Annotated[WorkerPool | None, Depends(get_heavy_pool)]
 
 
-def check_sql_length(body: OptimizeInput, max_sql_chars: int) -> None:
-    """422 ``sql_too_long`` for a query over the limit: parsing is the slowest part per byte."""
-    if body.sql is not None and len(body.sql) > max_sql_chars:
-        raise InputError(
-            "sql_too_long",
-            f"the query is {len(body.sql)} characters, the limit is {max_sql_chars} (PUSHDOWN_MAX_SQL_CHARS)",
-            "$.sql",
-            {"limit": max_sql_chars},
-        )
-
-
 async def optimize_input(
     request: Request, settings: SettingsDep, runner: RunnerDep, pool: HeavyPoolDep, optimizer: OptimizerDep
 ) -> OptimizeInput | HeavyTask:
@@ -168,11 +157,4 @@ async def optimize_input(
     if body is None:
         return await runner.run(parse_within_limits, raw, *limits, deadline=deadline)
     check_sql_length(body, settings.max_sql_chars)
-    return body
-
-
-def parse_within_limits(raw: bytes, max_json_depth: int, max_sql_chars: int) -> OptimizeInput:
-    """The body parsed (its depth checked first, on the raw bytes), then the SQL's length."""
-    body = parse_optimize_request(raw, max_json_depth)
-    check_sql_length(body, max_sql_chars)
     return body

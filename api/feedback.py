@@ -14,10 +14,11 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.deps import SettingsDep, read_body, require_token
-from api.models import ErrorResponse, validation_error
+from api.responses import ErrorResponse
 from service.errors import InputError
 from service.feedback.use_case import FeedbackService
 from service.jsonguard import parse_json
+from service.request import validation_error
 
 #: More nodes than any plan the engine accepts would have is a hostile body.
 MAX_NODES = 10_000

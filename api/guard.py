@@ -9,7 +9,6 @@ A ``?token=`` would land in access logs and browser history, so it is refused (4
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 from collections.abc import Iterable
@@ -22,26 +21,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from api.errors import error_response
 from service.errors import InputError
+from service.hosts import LOOPBACK_NAMES, is_loopback
 from service.settings import Settings
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _TOKEN_IN_QUERY = re.compile(r"(?i)(^|[?&])((?:access_)?token|api_token)=[^&\s\"]*")
-
-
-def is_loopback(host: str) -> bool:
-    """True for names and addresses that only this machine reaches.
-
-    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
-    (True, True, False)
-    """
-    name = host.strip("[]").lower()
-    if name in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def host_name(header: str) -> str:

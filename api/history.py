@@ -17,8 +17,8 @@ from fastapi.concurrency import run_in_threadpool
 
 from api import dashboard
 from api.deps import HistoryDep, require_token
-from api.models import ErrorResponse
 from api.overview import overview
+from api.responses import ErrorResponse
 from service.answer import to_json
 from service.errors import InputError
 from service.history import Filters, HistoryRecorder, HistoryStore, explain_tree
@@ -115,9 +115,8 @@ async def history_status(history: HistoryDep) -> dict[str, Any]:
     return await run_in_threadpool(lambda: history.status(totals=True))
 
 
-def install_history(app: FastAPI, settings: Settings) -> HistoryRecorder:
-    """Give ``app`` a recorder (``app.state.history``), the read API and the dashboard; flush on shutdown."""
-    recorder = HistoryRecorder.from_settings(settings)
+def install_history(app: FastAPI, settings: Settings, recorder: HistoryRecorder) -> HistoryRecorder:
+    """Give ``app`` the recorder (``app.state.history``), the read API and the dashboard; flush on shutdown."""
     app.state.history = recorder
     app.include_router(router)
     dashboard.install(app)

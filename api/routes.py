@@ -15,13 +15,10 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 
 from api.deps import HeavyPoolDep, HistoryDep, OptimizerDep, RunnerDep, optimize_input, require_token
 from api.metrics import observe_decisions
-from api.models import ErrorResponse, Health, OptimizeResponse
+from api.responses import ErrorResponse, Health, OptimizeResponse
 from service import __version__
-from service.answer import NonFiniteNumber
-from service.answered import Answered
 from service.history import HISTORY_HEADER, Outcome
-from service.jsonguard import number_overflow
-from service.optimize import OptimizeInput, OptimizeService
+from service.optimize import OptimizeInput, answer_body
 from service.worker_pool import HeavyTask
 
 #: The response header that says whether the answer came from the request cache: hit, miss, bypass or off.
@@ -91,7 +88,7 @@ async def optimize(
             hit
             if hit is not None
             else await runner.run(
-                context.run, _answer, optimizer, body, ids, use_cache, full, deadline=request.state.deadline
+                context.run, answer_body, optimizer, body, ids, use_cache, full, deadline=request.state.deadline
             )
         )
         recorded = body
@@ -127,22 +124,6 @@ def _answer_ids(request: Request) -> tuple[str | None, str | None]:
     if getattr(request.state, "request_id_from_caller", False):
         return None, request_id
     return request_id, None
-
-
-def _answer(
-    optimizer: OptimizeService,
-    body: OptimizeInput,
-    ids: tuple[str | None, str | None],
-    use_cache: bool = True,
-    full: bool = True,
-) -> Answered:
-    """The answer and its JSON (``full``: the full answer made now, as the history records it); a cost that
-    overflowed to infinity is the request's fault (422 with a path)."""
-    try:
-        return optimizer.answer(body, *ids, use_cache=use_cache, looked_up=use_cache, full=full)
-    except (OverflowError, NonFiniteNumber):
-        request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
-        raise number_overflow(request) from None
 
 
 @router.get("/openapi.json", include_in_schema=False)

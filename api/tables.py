@@ -1,7 +1,7 @@
 """Routes for analyzed tables and their jobs: start an analyze job, follow it, read what is known.
 
-The body is read and validated here (not by FastAPI's own validation) so that a bad
-request gets the service's error shape with a JSON path, like ``/optimize``.
+The body is read here and validated by the service's schema (``service.request``), not by FastAPI's own
+validation, so that a bad request gets the service's error shape with a JSON path, like ``/optimize``.
 """
 
 from __future__ import annotations
@@ -12,17 +12,15 @@ from urllib.parse import urlparse
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, Field
 
 from api.deps import AnalyzerDep, JobsDep, SettingsDep, read_body, require_token
-from api.models import ErrorResponse, validation_error
-from service.analyze import Analyzer, AnalyzeRequest
+from api.responses import ErrorResponse
+from service.analyze import Analyzer
 from service.dataroots import check_reader_options, check_table_name, resolve_source
 from service.errors import InputError
 from service.jobs import Job
-from service.jsonguard import parse_json
-from service.settings import Settings
+from service.request import AnalyzeBody, parse_analyze_body
 from service.statistics import check_name
 
 router = APIRouter(dependencies=[Depends(require_token)], tags=["tables"])
@@ -34,54 +32,6 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorResponse, "description": "Invalid body or table name; `path` says where."},
     503: {"model": ErrorResponse, "description": "The statistics store is not configured."},
 }
-
-
-class AnalyzeOptions(BaseModel):
-    """Overrides of the service's analyze defaults (``PUSHDOWN_ANALYZE_*``)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    sample_rows: int | None = Field(default=None, ge=0, le=10_000_000, description="Rows to sample.")
-    histogram_buckets: int | None = Field(default=None, ge=1, le=10_000)
-    mcv_count: int | None = Field(default=None, ge=0, le=1000, description="Most common values kept per column.")
-    seed: int | None = None
-
-
-class AnalyzeBody(BaseModel):
-    """Exactly one of ``path`` (with ``format``) and ``table`` (a name in the Spark catalog)."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        strict=True,
-        json_schema_extra={"examples": [{"path": "/data/lineitem.parquet", "format": "parquet"}]},
-    )
-
-    path: str | None = Field(default=None, description="A file or directory, local or any URL Spark reads.")
-    format: Literal["parquet", "csv", "orc", "json"] = "parquet"
-    table: str | None = Field(default=None, description="A table in the Spark catalog, instead of a path.")
-    reader_options: dict[str, str] = Field(default_factory=dict, description="Spark reader options.")
-    options: AnalyzeOptions = Field(default_factory=AnalyzeOptions)
-
-    @model_validator(mode="after")
-    def _path_or_table(self) -> AnalyzeBody:
-        if (self.path is None) == (self.table is None):
-            raise PydanticCustomError("path_or_table", "exactly one of path or table is required")
-        return self
-
-    def to_request(self, name: str, settings: Settings, path: str | None = None) -> AnalyzeRequest:
-        """``path``: the source as checked and resolved (``service.dataroots``), read instead of ``self.path``."""
-        opts = self.options
-        return AnalyzeRequest(
-            name=name,
-            path=path or self.path,
-            format=self.format,
-            table=self.table,
-            sample_rows=settings.analyze_sample_rows if opts.sample_rows is None else opts.sample_rows,
-            histogram_buckets=opts.histogram_buckets or settings.analyze_histogram_buckets,
-            mcv_count=settings.analyze_mcv_count if opts.mcv_count is None else opts.mcv_count,
-            seed=settings.analyze_seed if opts.seed is None else opts.seed,
-            reader_options=self.reader_options,
-        )
 
 
 class JobAccepted(BaseModel):
@@ -116,14 +66,6 @@ class TableList(BaseModel):
     tables: list[TableSummary]
 
 
-def _parse_body(raw: bytes, max_json_depth: int) -> AnalyzeBody:
-    data = parse_json(raw, max_json_depth)
-    try:
-        return AnalyzeBody.model_validate(data)
-    except ValidationError as exc:
-        raise validation_error(exc, AnalyzeBody) from None
-
-
 def _checked_source(body: AnalyzeBody, roots: list[str]) -> str | None:
     """The resolved path under a data root (403 otherwise), or None for a catalog table; see service.dataroots."""
     check_reader_options(body.reader_options)
@@ -149,7 +91,7 @@ async def analyze(
 ) -> dict[str, str]:
     check_name(name, "$.name")
     raw = await read_body(request, settings.max_body_bytes)
-    body = await run_in_threadpool(_parse_body, raw, settings.max_json_depth)
+    body = await run_in_threadpool(parse_analyze_body, raw, settings.max_json_depth)
     source = await run_in_threadpool(_checked_source, body, settings.data_roots)
     job = await run_in_threadpool(jobs.submit, "analyze", name, analyzer.job(body.to_request(name, settings, source)))
     return {"job_id": job.id, "status_url": f"/jobs/{job.id}"}

@@ -2,7 +2,7 @@
 
     python bench/optimize_latency.py [--quick] [--iterations 200] [--peer-iterations 30] [--spark] [--engine DIR]
 
-Ours, per TPC-H query, through the function ``POST /optimize`` runs (``api.routes._answer``: the body's bytes
+Ours, per TPC-H query, through the function ``POST /optimize`` runs (``service.optimize.answer_body``: the body's bytes
 parsed and validated, the answer computed and written as JSON), request cache bypassed unless stated:
 
   * plan: the plan request (bench/tpch/plans) -> answer, default detail (a summary), the history off; its p50,
@@ -54,11 +54,10 @@ use_engine_from_argv()
 import orjson  # noqa: E402
 
 import costmodel  # noqa: E402
-from api.models import parse_ordinary_request  # noqa: E402
-from api.routes import _answer  # noqa: E402
 from costmodel import optimize_wire  # noqa: E402
 from service.collector import tune_collector  # noqa: E402
-from service.optimize import OptimizeService  # noqa: E402
+from service.optimize import OptimizeService, answer_body  # noqa: E402
+from service.request import parse_ordinary_request  # noqa: E402
 from service.request_cache import RequestCache  # noqa: E402
 from service.sql import BUILD as ADAPTER_BUILD  # noqa: E402
 from service.sql import plan_to_sql, sql_to_plan  # noqa: E402
@@ -193,7 +192,7 @@ def service_call(
         body = service.read_body(raw, parse) if use_cache else parse(raw)
         assert body is not None
         hit = service.cached(body) if use_cache else None  # the route looks up first, on the event loop
-        return (hit or _answer(service, body, (None, None), use_cache, full)).payload
+        return (hit or answer_body(service, body, (None, None), use_cache, full)).payload
 
     return call
 

@@ -1,9 +1,10 @@
 """The pushdown service's typed Python client and its Spark runner, installable without the service.
 
-``PushdownClient`` calls a running service over HTTP with the standard library only (or runs the service in this
-process when no URL is given and the service is installed); ``run_sql`` (``pushdown_client.spark_runner``, needs
-PySpark) runs an answer on a SparkSession so that Spark keeps the placement. The service re-exports both as
-``service.client`` and ``service.spark_runner``.
+``PushdownClient`` calls a running service over HTTP with the standard library only, or, without a URL, any
+``Transport`` (the service's own runs the service in this process: ``service.client.in_process_client()``);
+``run_sql`` (``pushdown_client.spark_runner``, needs PySpark) runs an answer on a SparkSession so that Spark keeps
+the placement. The service re-exports both as ``service.client`` and ``service.spark_runner``, with the
+in-process transport as the default of a client without a URL.
 """
 
 from pushdown_client.client import (
@@ -14,6 +15,7 @@ from pushdown_client.client import (
     PushdownClient,
     PushdownError,
     SparkTargetJson,
+    Transport,
     optimize_request,
 )
 
@@ -27,5 +29,6 @@ __all__ = [
     "PushdownClient",
     "PushdownError",
     "SparkTargetJson",
+    "Transport",
     "optimize_request",
 ]

@@ -1,12 +1,13 @@
 """A typed Python client for the pushdown service, usable without Airflow and installable without the service.
 
-Against a running service (``url``) it speaks HTTP with the standard library only; without a URL it runs the
-same use cases in this process (statistics and history from the ``PUSHDOWN_*`` settings), which needs the service
-installed (``service.in_process_client``)::
+Against a running service (``url``) it speaks HTTP with the standard library only. Without a URL it calls a
+``Transport`` instead: the service provides one that runs its use cases in this process (statistics and history
+from the ``PUSHDOWN_*`` settings), so that mode needs the service installed, and this package imports nothing of
+it (``service.client.PushdownClient()`` or ``service.client.in_process_client()`` pass it in)::
 
-    from pushdown_client import PushdownClient                    # or: from service.client import PushdownClient
+    from pushdown_client import PushdownClient
 
-    client = PushdownClient("http://pushdown:8000", token="...")   # or PushdownClient() in-process
+    client = PushdownClient("http://pushdown:8000", token="...")   # or service.client.PushdownClient() in-process
     answer = client.optimize("SELECT ... WHERE score(o.note) AND c.region = 'EU'",
                              catalog={"tables": {"orders": {"ref": "orders"}}},
                              functions={"score": {"cost": 2000}})
@@ -24,13 +25,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-    from service.in_process_client import InProcessService
-    from service.settings import Settings
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
 Mode = Literal["cost", "always", "never"]
@@ -134,8 +129,24 @@ def optimize_request(
     return body
 
 
+class Transport(Protocol):
+    """What answers a client that has no URL: the same calls as the HTTP API, with its bodies and answers, failing
+    with ``PushdownError`` as the API would. ``service.in_process_client.InProcessService`` is the service's own,
+    which runs its use cases in the caller's process."""
+
+    def optimize(self, body: dict[str, Any]) -> Any: ...
+
+    def analyze(self, name: str, body: dict[str, Any]) -> dict[str, Any]: ...
+
+    def tables(self) -> list[dict[str, Any]]: ...
+
+    def history(self, pipeline: str | None, task: str | None, limit: int) -> list[dict[str, Any]]: ...
+
+    def health(self) -> dict[str, Any]: ...
+
+
 class PushdownClient:
-    """``optimize``, ``analyze``, ``tables`` and ``history`` against ``url``, or in this process when it is None."""
+    """``optimize``, ``analyze``, ``tables`` and ``history`` against ``url``, or through ``transport`` without one."""
 
     def __init__(
         self,
@@ -143,15 +154,15 @@ class PushdownClient:
         *,
         token: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        settings: Settings | None = None,
-        spark: SparkSession | None = None,
+        transport: Transport | None = None,
     ) -> None:
-        """``settings``/``spark``: in-process only (default: ``Settings()`` from the environment, and a session
-        built from ``settings.spark_master`` on the first ``analyze``)."""
+        """``transport``: what answers instead of a service at ``url`` (give one or the other); the service's
+        in-process one is ``service.in_process_client.InProcessService``."""
+        if url and transport is not None:
+            raise ValueError("give a service URL or a transport, not both")
         self.url = url.rstrip("/") if url else None
         self.token, self.timeout = token, timeout
-        self._settings, self._spark = settings, spark
-        self._local: InProcessService | None = None
+        self.transport = transport
 
     # ---- the four calls
     def optimize(self, sql: str | None = None, **kwargs: Any) -> Answer:
@@ -161,7 +172,7 @@ class PushdownClient:
     def optimize_body(self, body: Mapping[str, Any]) -> Answer:
         """``POST /optimize`` with a body already built (``optimize_request``'s shape, or a Substrait request)."""
         if self.url is None:
-            return self._in_process().optimize(dict(body))
+            return self._local().optimize(dict(body))
         return self._http("POST", "/optimize", dict(body))
 
     def analyze(
@@ -184,7 +195,7 @@ class PushdownClient:
         if options:
             body["options"] = dict(options)
         if self.url is None:
-            return self._in_process().analyze(name, body)
+            return self._local().analyze(name, body)
         accepted = self._http("POST", f"/tables/{urllib.parse.quote(name)}/analyze", body)
         if not wait:
             return accepted
@@ -199,13 +210,13 @@ class PushdownClient:
     def tables(self) -> list[dict[str, Any]]:
         """Analyzed tables and their current versions."""
         if self.url is None:
-            return self._in_process().tables()
+            return self._local().tables()
         return self._http("GET", "/tables")["tables"]
 
     def history(self, *, pipeline: str | None = None, task: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
         """Recorded optimizations, newest first."""
         if self.url is None:
-            return self._in_process().history(pipeline, task, limit)
+            return self._local().history(pipeline, task, limit)
         query = urllib.parse.urlencode(
             {k: v for k, v in (("pipeline", pipeline), ("task", task)) if v} | {"limit": limit}
         )
@@ -223,7 +234,7 @@ class PushdownClient:
     def health(self) -> dict[str, Any]:
         """``GET /healthz``: the service's status and version (in-process: this installation's)."""
         if self.url is None:
-            return self._in_process().health()
+            return self._local().health()
         return self._http("GET", "/healthz")
 
     def check_token(self) -> None:
@@ -248,16 +259,13 @@ class PushdownClient:
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             raise PushdownError(503, "unreachable", f"{type(exc).__name__}: {exc}", None) from None
 
-    def _in_process(self) -> InProcessService:
-        if self._local is None:
-            try:
-                from service.in_process_client import InProcessService
-            except ImportError:
-                raise PushdownError(
-                    501,
-                    "in_process_unavailable",
-                    "a client without a URL runs the service in this process, and the service is not installed "
-                    "here: pass the service's URL, or install the service (pip install -e . in its repository)",
-                ) from None
-            self._local = InProcessService(self._settings, self._spark)
-        return self._local
+    def _local(self) -> Transport:
+        if self.transport is None:
+            raise PushdownError(
+                501,
+                "in_process_unavailable",
+                "a client without a URL needs a transport, such as the service running in this process: pass the "
+                "service's URL, or install the service (pip install -e . in its repository) and use "
+                "service.client.PushdownClient() or service.client.in_process_client()",
+            )
+        return self.transport

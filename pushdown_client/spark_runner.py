@@ -6,7 +6,7 @@
     from pushdown_client.spark_runner import run_sql
 
     run = run_sql(spark, "SELECT ... WHERE score(o.note) AND c.region = 'EU'",
-                  client=PushdownClient(),                     # or PushdownClient("http://pushdown:8000")
+                  client=PushdownClient("http://pushdown:8000"),  # in-process: service.client.PushdownClient()
                   functions={"score": {"cost": 2000}})
     rows = run.collect()                                       # or run.save_as_table("out"), run.write_parquet(p)
     run.answer["cost"]["savings_vs_baseline"]
@@ -178,7 +178,8 @@ def run_sql(
     ``catalog``: tables and statistics for the service (``{"ref": name}`` for analyzed tables); without one the
     tables' columns and types are read from this session, so decisions rest on default estimates.
     ``feedback``: send each action's actual rows back to the service (only with a service URL).
-    Raises ``PushdownError`` when the service refuses the query.
+    ``client``: without one, ``PushdownClient()``, which needs a transport (``service.spark_runner.run_sql``
+    defaults to the service in this process). Raises ``PushdownError`` when the service refuses the query.
     """
     client = client or PushdownClient()
     original = spark.sql(sql)  # analysis only: the caller's views and UDFs, and the output schema to keep

@@ -1,7 +1,8 @@
 """The ``pushdown`` command: serve the API, or run the same use case on a request file or a SQL query.
 
-This is the composition root of the command line; with the ``cli_`` modules beside it (one per command, and
-``cli_input`` for what optimize and explain read) it imports ``api`` for the app and the request model.
+This is the composition root of the command line, with the ``cli_`` modules beside it (one per command, and
+``cli_input`` for what optimize and explain read). Its one import of ``api`` is ``api.serve``, the command that
+serves HTTP: the only import from ``service`` into ``api`` that the layering contract allows (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from typing import Annotated
 
 import typer
 
+from api.serve import serve  # the one import of api (see above)
 from service.cli_analyze import analyze
 from service.cli_input import EXIT_BAD_INPUT, fail, is_request_id, optimize_input
 from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
 from service.cli_savings import savings
-from service.cli_serve import serve
 from service.deep_json import dumps_at_any_depth
 from service.settings import Settings
 
@@ -28,7 +29,7 @@ app = typer.Typer(
 )
 
 # one module per command beside the two that share their input (optimize, explain; service/cli_input.py)
-app.command()(serve)  # service/cli_serve.py
+app.command()(serve)  # api/serve.py
 app.command()(analyze)  # service/cli_analyze.py
 app.command()(savings)  # the history's totals, against rule-based pushdown first (service/cli_savings.py)
 

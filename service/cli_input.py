@@ -24,8 +24,8 @@ def optimize_input(
     request_file: str | None, sql: str | None, catalog: Path | None, dialect: str | None, mode: str | None
 ) -> dict[str, Any]:
     """The answer for the command line's input, or exit 2 saying what is wrong and where."""
-    from api.models import parse_optimize_request
-    from service.optimize import OptimizeService
+    from service.assembly import assemble
+    from service.request import parse_optimize_request
 
     settings = Settings()
     source = sql_source(request_file, sql)
@@ -39,14 +39,11 @@ def optimize_input(
     else:
         raw = sql_request(source[0], catalog, dialect, mode)
     try:
-        from service.statistics import StatisticsStore  # the query's tables may be analyzed ones
-
-        try:
-            store: StatisticsStore | None = StatisticsStore.from_settings(settings)
-        except ValueError:  # a store the command line cannot open: requests that name no table still work
-            store = None
+        # the query's tables may be analyzed ones; a store the command line cannot open is left out (requests
+        # that name no table still work)
+        optimizer = assemble(settings, history=False, cache=False, warn=False).optimizer
         request = parse_optimize_request(raw, settings.max_json_depth)
-        return OptimizeService(store).optimize(replace(request, detail="full"))  # the command prints it all
+        return optimizer.optimize(replace(request, detail="full"))  # the command prints it all
     except ServiceError as exc:
         line, column = sql_position(exc)
         if text is not None and line is not None:

@@ -1,12 +1,14 @@
-"""What ``PushdownClient()`` without a URL runs: the service's use cases in this process.
+"""The in-process ``Transport`` of the Python client: the service's use cases called in the caller's process.
 
-It lives with the service, not in the client's distribution (``pushdown_client``), which installs without it;
-errors become ``PushdownError`` as the HTTP API would answer them.
+``pushdown_client`` installs without the service and imports nothing of it; a client without a URL is given this
+transport (``service.client.PushdownClient()`` or ``service.client.in_process_client()``). Errors become
+``PushdownError`` as the HTTP API would answer them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pushdown_client.client import PushdownError
@@ -14,24 +16,36 @@ from pushdown_client.client import PushdownError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from service.assembly import Services
     from service.settings import Settings
 
 
 class InProcessService:
-    """The service's use cases called directly; errors translated to ``PushdownError`` as the API would."""
+    """The service's use cases called directly (``pushdown_client.Transport``); errors translated to
+    ``PushdownError`` as the API would. The stores open on the first call."""
 
-    def __init__(self, settings: Settings | None, spark: SparkSession | None) -> None:
-        from service.optimize import OptimizeService
+    def __init__(self, settings: Settings | None = None, spark: SparkSession | None = None) -> None:
+        """``settings``: default ``Settings()`` from the environment; ``spark``: default a session built from
+        ``settings.spark_master`` on the first ``analyze``."""
         from service.settings import Settings
-        from service.statistics import StatisticsStore
 
         self.settings = settings or Settings()
-        try:
-            self.store: Any = StatisticsStore.from_settings(self.settings)
-        except ValueError:
-            self.store = None
-        self.optimizer = OptimizeService(self.store)
         self._spark = spark
+
+    @cached_property
+    def services(self) -> Services:
+        """Assembled as the app's (``service.assembly``), without history, feedback or request cache."""
+        from service.assembly import assemble
+
+        return assemble(self.settings, history=False, cache=False, warn=False)
+
+    @property
+    def store(self) -> Any:
+        return self.services.store
+
+    @property
+    def optimizer(self) -> Any:
+        return self.services.optimizer
 
     def _call(self, fn: Callable[[], Any]) -> Any:
         from costmodel import PlanError
@@ -47,7 +61,7 @@ class InProcessService:
     def optimize(self, body: dict[str, Any]) -> Any:
         from pydantic import ValidationError
 
-        from api.models import OptimizeRequest, validation_error
+        from service.request import OptimizeRequest, validation_error
 
         def run() -> Any:
             try:
@@ -62,8 +76,8 @@ class InProcessService:
         return self._call(run)
 
     def analyze(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
-        from api.tables import AnalyzeBody
         from service.analyze import Analyzer
+        from service.request import AnalyzeBody
         from service.statistics import check_name
 
         if self.store is None:

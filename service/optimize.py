@@ -1,7 +1,7 @@
 """The optimize use case: plan or SQL in, decisions and the rewritten plan out.
 
-The HTTP route and the command line both call ``OptimizeService.optimize``; the
-input arrives already validated by the edge (see ``api.models``).
+The HTTP route and the heavy-request workers answer a body with ``answer_body``, the command line with
+``OptimizeService.optimize``; the input arrives already validated by the edge (see ``service.request``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from service.analyzed_tables import (
     tables_in_plan,
     used_statistics,
 )
-from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json_details
+from service.answer import DEFAULT_DETAIL, Detail, NonFiniteNumber, canonical_json, to_json_details
 from service.answer_parts import add_baseline, attach_spark, warn_cross_products
 from service.answered import Answered, answer_head, answered, brief_answered
 from service.errors import InputError
+from service.jsonguard import number_overflow
 from service.recent_bodies import RecentBodies
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
 from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
@@ -333,6 +334,23 @@ class OptimizeService:
         except SubstraitError as exc:
             raise InputError(exc.code, exc.message, exc.path, exc.detail) from exc
         return response, parts
+
+
+def answer_body(
+    optimizer: OptimizeService,
+    body: OptimizeInput,
+    ids: tuple[str | None, str | None],
+    use_cache: bool = True,
+    full: bool = True,
+) -> Answered:
+    """A request's answer and its JSON, as ``POST /optimize`` sends it (``ids``: the answer's own id and the
+    caller's; ``full``: the full answer made now, as the history records it); a cost that overflowed to infinity
+    is the request's fault (422 with a path)."""
+    try:
+        return optimizer.answer(body, *ids, use_cache=use_cache, looked_up=use_cache, full=full)
+    except (OverflowError, NonFiniteNumber):
+        request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
+        raise number_overflow(request) from None
 
 
 def _wants_spark(request: OptimizeInput) -> bool:

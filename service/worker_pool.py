@@ -110,17 +110,11 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _build_optimizer(settings: Settings) -> OptimizeService:
-    """The same use case the app builds: statistics store and feedback from the same settings."""
-    from service.feedback.use_case import FeedbackService
-    from service.history import HistoryRecorder
-    from service.optimize import OptimizeService
-    from service.statistics import StatisticsStore
+    """The use case as the app assembles it (``service.assembly``): statistics store and feedback from the same
+    settings; no request cache in a worker process."""
+    from service.assembly import assemble
 
-    try:
-        store: StatisticsStore | None = StatisticsStore.from_settings(settings)
-    except ValueError:
-        store = None
-    return OptimizeService(store, FeedbackService(HistoryRecorder.from_settings(settings), store))
+    return assemble(settings, cache=False, warn=False).optimizer
 
 
 #: A worker's function: the engine it built and one task to its outcome.
@@ -129,13 +123,13 @@ Serve = Callable[["OptimizeService", HeavyTask], tuple[str, Any]]
 
 def _serve_one(optimizer: OptimizeService, task: HeavyTask) -> tuple[str, Any]:
     """One request, as the route does it, within its deadline: ("ok", HeavyAnswer) or the error to raise."""
-    from api.deps import parse_within_limits
-    from api.routes import _answer
+    from service.optimize import answer_body
+    from service.request import parse_within_limits
 
     try:
         with deadline_scope(None, at=task.deadline):
             body = parse_within_limits(task.raw, task.max_json_depth, task.max_sql_chars)
-            answered = _answer(optimizer, body, task.ids)
+            answered = answer_body(optimizer, body, task.ids)
     except DeadlineExceeded:  # before ServiceError, its base: the caller names the limit in the answer
         return "deadline", None
     except ServiceError as exc:

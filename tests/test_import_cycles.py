@@ -2,6 +2,7 @@
 
 Counted: imports at module level, where a cycle makes import order matter. Not counted: imports under
 ``if TYPE_CHECKING:`` (annotations only) and inside functions (deliberately lazy: optional parts, PySpark).
+Which way imports point, inside functions too, is tests/test_layers.py's check (import-linter).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from api.app import create_app
-from api.models import OptimizeResponse
+from api.responses import OptimizeResponse
 from service import deep_json
 
 #: What a client sends with a raw body; anything else is 415.

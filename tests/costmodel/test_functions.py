@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from api.models import parse_optimize_request
 from costmodel import PlanError, options_from_wire
 from service.optimize import OptimizeService
+from service.request import parse_optimize_request
 from tests.costmodel.dsl import after, and_, c, decision, f, filter_, join, project, run, scan, table, tree
 
 T = {

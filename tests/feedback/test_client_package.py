@@ -42,9 +42,10 @@ def _imported_roots(path: Path) -> set[str]:
     return roots
 
 
-def test_the_runner_and_feedback_code_import_nothing_of_the_service() -> None:
+def test_the_client_runner_and_feedback_code_import_nothing_of_the_service() -> None:
     # the [spark] extra's dependencies (pushdown_client/pyproject.toml), and the client itself
     allowed = set(sys.stdlib_module_names) | {"pyspark", "py4j", "sqlglot", "pushdown_client", "__future__"}
-    for path in [*FEEDBACK.glob("*.py"), ROOT / "pushdown_client" / "spark_runner.py"]:
+    client = ROOT / "pushdown_client"
+    for path in [*FEEDBACK.glob("*.py"), *client.glob("*.py")]:
         roots = _imported_roots(path)
         assert roots <= allowed, f"{path.name} imports {sorted(roots - allowed)}"

@@ -122,14 +122,14 @@ def _optimize_section() -> str:
 
 
 def test_every_request_field_is_in_the_request_table() -> None:
-    from api.models import OptimizeRequest
+    from service.request import OptimizeRequest
 
     rows = {m for m in re.findall(r"^\| `([a-z_]+)` \|", _optimize_section(), flags=re.M)}
     assert rows == set(OptimizeRequest.model_fields)
 
 
 def test_every_answer_field_is_documented_and_full_only_ones_are_marked() -> None:
-    from api.models import OptimizeResponse
+    from api.responses import OptimizeResponse
     from service.answer import FULL_ONLY_KEYS
 
     answer = _optimize_section().split("Answer (200)", 1)[1]

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 TUNERS = {
-    "server": "from service.cli_serve import _tune_for_serving as tune",
+    "server": "from api.serve import _tune_for_serving as tune",
     "worker process": "from service.worker_pool import _tune_garbage_collection as tune",
     "benchmark": "from service.collector import tune_collector as tune",
 }

@@ -14,12 +14,11 @@ from typing import Any
 
 import pytest
 
-from api.models import parse_optimize_request
-from api.routes import _answer
 from costmodel.deadline import DeadlineExceeded
 from costmodel.errors import ServiceError
 from service.history.record import build_record, request_dict
-from service.optimize import OptimizeService
+from service.optimize import OptimizeService, answer_body
+from service.request import parse_optimize_request
 from service.request_weight import CHUNK_BYTES, check_weight, request_weight
 from service.settings import Settings
 from service.worker_pool import HeavyTask, WorkerPool, _outcome, _serve_one, record_view, request_view
@@ -76,7 +75,7 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerPool]:
     "body", [hostile.or_terms(1200), hostile.union_branches(200), hostile.dumps(hostile.small_request())]
 )
 def test_a_worker_answers_exactly_what_a_thread_answers(pool: WorkerPool, body: bytes) -> None:
-    answered = _answer(OptimizeService(None), parse_optimize_request(body, 2500), ("id-1", None))
+    answered = answer_body(OptimizeService(None), parse_optimize_request(body, 2500), ("id-1", None))
     answer, payload = answered.answer, answered.payload
     heavy = run(pool, body, 120)
     assert heavy.payload == payload
@@ -86,7 +85,7 @@ def test_a_worker_answers_exactly_what_a_thread_answers(pool: WorkerPool, body: 
 def test_the_history_keeps_the_same_record_from_a_worker_s_views() -> None:
     body = hostile.dumps({**hostile.small_request(), "context": {"pipeline": "p", "task": "t"}})
     request = parse_optimize_request(body, 2500)
-    answered = _answer(OptimizeService(None), request, ("id-1", None), use_cache=False)
+    answered = answer_body(OptimizeService(None), request, ("id-1", None), use_cache=False)
     answer, payload = answered.answer, answered.record
     assert answer["decisions"], "the request must make decisions, or the comparison proves little"
     texts = {"request_json": body.decode(), "response_json": payload.decode()}

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from api.models import parse_optimize_request, parse_ordinary_request
 from costmodel.wire import json_depth
 from service import deep_json
 from service.errors import InputError
 from service.jsonguard import ORJSON_MAX_DEPTH, check_depth, nesting_depth, parse_json
+from service.request import parse_optimize_request, parse_ordinary_request
 
 # Text heavy in the characters a naive bracket counter trips over.
 _tricky_text = st.text(alphabet=st.sampled_from('[]{}"\\\n\t aé€😀,:'), max_size=12)

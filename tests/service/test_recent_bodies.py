@@ -11,10 +11,10 @@ import json
 from functools import partial
 from pathlib import Path
 
-from api.models import parse_ordinary_request
 from service import recent_bodies
 from service.optimize import OptimizeInput, OptimizeService
 from service.recent_bodies import RecentBodies
+from service.request import parse_ordinary_request
 from service.request_cache import RequestCache
 from tests.history.requests import CATALOG, JOIN_PLAN
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from api.models import OptimizeInput
-from service.optimize import OptimizeService
+from service.optimize import OptimizeInput, OptimizeService
 from tests.cycles import cyclic_garbage
 
 TPCH = Path(__file__).resolve().parents[2] / "bench" / "tpch"

@@ -1,4 +1,8 @@
-"""``pushdown serve``: the HTTP API under uvicorn, in one process or several, tuned to keep /healthz responsive."""
+"""``pushdown serve``: the HTTP API under uvicorn, in one process or several, tuned to keep /healthz responsive.
+
+The command line (``service.cli``) registers this command: the one import from ``service`` into ``api``, declared
+in the layering contract (``[tool.importlinter]`` in pyproject.toml), since serving HTTP is this layer's job.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from service.cli_input import fail
+from service.hosts import is_loopback
 from service.settings import Settings
 
 
@@ -34,7 +39,6 @@ def serve(
 
     import uvicorn
 
-    from api.guard import is_loopback
     from service.logs import log_config
 
     # a served process gets its heavy-request workers ready at startup, unless the environment says otherwise
@@ -70,7 +74,7 @@ def serve(
         os.environ["PUSHDOWN_HOST"] = settings.host
         if allow_no_token:
             os.environ["PUSHDOWN_ALLOW_NO_TOKEN"] = "true"
-        uvicorn.run("service.cli_serve:served_app", factory=True, workers=count, **common)
+        uvicorn.run("api.serve:served_app", factory=True, workers=count, **common)
         return
     from api.app import create_app
 
