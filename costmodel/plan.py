@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar, Token
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
 from costmodel.expr import COLUMN_IDS, HASHES, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
@@ -62,27 +62,36 @@ def _named_map(items: tuple[NamedExpr, ...], fn: Callable[[Expr], Expr]) -> tupl
 
 
 def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
-    """``node`` with ``fn`` applied to every expression it holds (children untouched)."""
-    if isinstance(node, Scan) and node.filters:
-        return replaced(node, filters=tuple(fn(f) for f in node.filters))
-    if isinstance(node, Filter):
-        return replaced(node, predicate=fn(node.predicate))
-    if isinstance(node, Project):
-        return replaced(node, exprs=_named_map(node.exprs, fn))
-    if isinstance(node, Aggregate):
-        return replaced(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
-    if isinstance(node, Join) and node.on is not None:
-        return replaced(node, on=fn(node.on))
-    if isinstance(node, Sort):
-        return replaced(node, keys=tuple(replaced(k, expr=fn(k.expr)) for k in node.keys))
-    if isinstance(node, Window):
-        return replaced(
-            node,
-            partition_by=tuple(fn(p) for p in node.partition_by),
-            order_by=tuple(replaced(k, expr=fn(k.expr)) for k in node.order_by),
-            functions=_named_map(node.functions, fn),
-        )
-    return node
+    """``node`` with ``fn`` applied to every expression it holds (children untouched).
+
+    Exhaustive over the node union: a new kind is a type error here until it says what it holds.
+    """
+    match node:
+        case Scan():
+            return replaced(node, filters=tuple(fn(f) for f in node.filters)) if node.filters else node
+        case Filter():
+            return replaced(node, predicate=fn(node.predicate))
+        case Project():
+            return replaced(node, exprs=_named_map(node.exprs, fn))
+        case Aggregate():
+            return replaced(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
+        case Join():
+            return replaced(node, on=fn(node.on)) if node.on is not None else node
+        case Sort():
+            return replaced(node, keys=tuple(replaced(k, expr=fn(k.expr)) for k in node.keys))
+        case Window():
+            return replaced(
+                node,
+                partition_by=tuple(fn(p) for p in node.partition_by),
+                order_by=tuple(replaced(k, expr=fn(k.expr)) for k in node.order_by),
+                functions=_named_map(node.functions, fn),
+            )
+        case Generate():
+            return replaced(node, generator=fn(node.generator))
+        case SetOp() | Limit() | Distinct() | Alias() | Sample():
+            return node  # no expressions of their own
+        case _:
+            assert_never(node)
 
 
 def walk_plan(node: Node) -> Iterator[Node]:
