@@ -86,12 +86,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "integration: in the full suite only (pytest --full): Spark, PostgreSQL, browsers, installs"
-    )
-
-
 def full_suite(config: pytest.Config) -> bool:
     """Whether this run is the full suite (``--full`` or ``PUSHDOWN_FULL_TESTS=1``)."""
     return bool(config.getoption("--full")) or os.environ.get(FULL_ENV, "") not in ("", "0")
