@@ -59,6 +59,7 @@ INTEGRATION_PATHS: dict[str, str] = {
     "tests/ops/test_abandoned_jobs.py": "service processes and Spark jobs",
     "tests/test_type_check.py": "mypy over the project",
     "tests/service/test_client.py::test_analyze_tables_and_history_over_http": "a local Spark analyze job",
+    "tests/service/test_cli.py::test_serve_answers_healthz_and_honours_the_environment": "pushdown serve as a process",
     "tests/security/test_http_hygiene.py::test_the_operator_can_say_so_explicitly": "pushdown serve as a process",
     "tests/security/test_http_hygiene.py::test_the_token_never_reaches_the_access_log": "pushdown serve as a process",
     "tests/security/test_http_hygiene.py::test_loopback_without_a_token_starts": "pushdown serve as a process",
