@@ -65,7 +65,7 @@ INTEGRATION_PATHS: dict[str, str] = {
     "tests/security/test_http_hygiene.py::test_loopback_without_a_token_starts": "pushdown serve as a process",
 }
 
-#: fixtures whose users are in the integration tier: they start Spark, PostgreSQL or Airflow's environment
+#: fixtures whose users (directly or through other fixtures) are in the integration tier, and why
 INTEGRATION_FIXTURES: dict[str, str] = {
     "spark": "local Spark",
     "postgres": "a PostgreSQL server",
@@ -110,7 +110,7 @@ def integration_reason(item: pytest.Item) -> str | None:
         if fixture in fixtures:
             return why
     params = getattr(getattr(item, "callspec", None), "params", {})
-    if "postgres" in params.values():  # a store_url-style parameter that asks for the PostgreSQL server
+    if any(isinstance(v, str) and v == "postgres" for v in params.values()):  # a store_url-style parameter
         return INTEGRATION_FIXTURES["postgres"]
     return None
 
