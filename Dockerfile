@@ -19,21 +19,15 @@ RUN apt-get update \
 RUN groupadd --system --gid 10001 pushdown \
     && useradd --system --uid 10001 --gid pushdown --create-home --home-dir /home/pushdown pushdown
 
-# The project from its own files: pyproject first, so the dependency layer is cached across code changes.
+# The project from its own files, pure Python (docs/decisions/0005-pure-python-only.md): no compiler needed.
 WORKDIR /opt/pushdown
-# The engine and the SQL adapter are compiled with mypyc (setup.py, PUSHDOWN_COMPILE=1): the C compiler is there only
-# for the build.
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml README.md ./
 COPY costmodel ./costmodel
 COPY service ./service
 COPY api ./api
 COPY pushdown_client ./pushdown_client
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends gcc libc6-dev \
-    && PUSHDOWN_COMPILE=1 pip install ".[postgres]" "pyspark==${SPARK_VERSION}" \
-    && python -c "import costmodel, sys; sys.exit(not costmodel.COMPILED)" \
-    && apt-get purge -y --auto-remove gcc libc6-dev \
-    && rm -rf /var/lib/apt/lists/* /opt/pushdown/build
+RUN pip install ".[postgres]" "pyspark==${SPARK_VERSION}" \
+    && rm -rf /opt/pushdown/build
 
 # History, statistics and samples (SQLite by default; PUSHDOWN_DATABASE_URL=postgresql://... moves the first two).
 RUN mkdir -p /var/lib/pushdown && chown pushdown:pushdown /var/lib/pushdown

@@ -7,7 +7,7 @@ This VM's speed drifts by up to 2x within seconds, so two builds timed minutes a
 a 5% change drowns in the drift. An instruction count does not drift: ``optimize_wire`` runs over the 22 TPC-H
 plans ``rounds + 1`` times and once, each under callgrind, and the difference divided by ``rounds x 22`` is the
 instructions one optimization costs (start-up and warm-up cancel out). Each ``--engine DIR`` (an unpacked
-``PUSHDOWN_COMPILE=1`` wheel, as for the other benchmarks; none: this checkout) is counted in turn, so a change
+wheel or another checkout, as for the other benchmarks; none: this checkout) is counted in turn, so a change
 is measured as ``before`` and ``after`` builds side by side. Instructions are not time (cache misses and branch
 mispredictions are not counted), but the engine's time follows them within a few percent here. The count
 repeats from run to run within a few thousand instructions (a few millionths), the whole request's too: the hash
@@ -87,7 +87,7 @@ tune_collector()
 for _ in range(rounds):
     for call in calls:
         call()
-print(costmodel.BUILD)
+print(Path(costmodel.__file__).parent)
 """
 
 _COLLECTED = re.compile(r"Collected : (\d+)")
@@ -95,7 +95,7 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 
 def count(engine: str, rounds: int, path: str = "engine", plans: int = 22) -> tuple[int, str]:
     """Instructions of a process running ``rounds`` rounds of the first ``plans`` TPC-H plans (or queries), and
-    the engine's build."""
+    the directory the engine was imported from."""
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", _RUN]
         + [engine, str(rounds), str(TPCH), path, str(plans)],
@@ -113,9 +113,9 @@ def count(engine: str, rounds: int, path: str = "engine", plans: int = 22) -> tu
 
 def per_optimization(engine: str, rounds: int, plans: int, path: str = "engine") -> dict[str, object]:
     """Instructions per optimization for ``engine``: (``rounds + 1`` rounds minus one round) / (rounds x plans)."""
-    one, build = count(engine, 1, path, plans)
+    one, source = count(engine, 1, path, plans)
     more, _ = count(engine, rounds + 1, path, plans)
-    return {"engine": engine or "checkout", "build": build, "instructions": (more - one) // (rounds * plans)}
+    return {"engine": engine or "checkout", "from": source, "instructions": (more - one) // (rounds * plans)}
 
 
 def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> int:
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> i
         assert isinstance(instructions, int)
         share = instructions / first
         what = "optimization" if args.path == "engine" else f"{args.path} request"
-        out(f"{row['engine']} ({row['build']}): {instructions:,} instructions per {what} ({share:.3f})")
+        out(f"{row['engine']} ({row['from']}): {instructions:,} instructions per {what} ({share:.3f})")
     machine = {"python": platform.python_version()}
     result = {"machine": machine, "path": args.path, "rounds": args.rounds, "plans": plans, "engines": rows}
     target = args.results or (RESULTS if args.path == "engine" else RESULTS.with_stem(f"{RESULTS.stem}-{args.path}"))

@@ -1,5 +1,5 @@
-"""``--engine DIR`` for the benchmarks: import the engine and the service from DIR (an unpacked wheel built with
-``PUSHDOWN_COMPILE=1``, or a site-packages) instead of this checkout. Called before a benchmark imports them."""
+"""``--engine DIR`` for the benchmarks: import the engine and the service from DIR (an unpacked wheel, another
+checkout, or a site-packages) instead of this checkout. Called before a benchmark imports them."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
     python bench/engine_stages.py [--iterations 30] [--engine DIR] [--results PATH]
 
-A profiler cannot see inside the compiled engine (its functions are C), so this runs ``optimize_wire``'s steps
+A profiler's view is spread over the engine's many small calls, so this runs ``optimize_wire``'s steps
 one by one, as ``costmodel.optimizer`` does (reading the catalog and the plan, the subqueries, the cost table
 before, each pass of ``PIPELINE``, the report, the baseline, the answer's wire form, the parts only a full
 answer carries), and times each. Its answer is checked against ``optimize_wire``'s, so a change to the
@@ -123,17 +123,21 @@ def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> i
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--queries", help="comma-separated, e.g. q05,q08 (default: all 22)")
-    parser.add_argument("--engine", metavar="DIR", help="the packages from DIR (e.g. an unpacked compiled wheel)")
+    parser.add_argument("--engine", metavar="DIR", help="the packages from DIR (e.g. an unpacked wheel)")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     times, runs = measure(args.iterations, args.queries.split(",") if args.queries else None)
     rows = table(times, runs)
-    out(f"engine: {costmodel.BUILD}; {runs} optimizations")
+    out(f"engine: {Path(costmodel.__file__).parent}; {runs} optimizations")
     for row in rows:
         out(f"  {row['stage']:<18} {row['ms_per_query']:8.3f} ms  {100 * row['share']:5.1f}%")
     out(f"  {'total':<18} {sum(r['ms_per_query'] for r in rows):8.3f} ms")
     result = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "engine": costmodel.BUILD},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "engine": str(Path(costmodel.__file__).parent),
+        },
         "iterations": args.iterations,
         "queries": args.queries or "all 22 TPC-H plans",
         "stages": rows,

@@ -82,7 +82,7 @@ def start_server(
 
 
 def served_version(tree: Path) -> str:
-    """What ``pushdown --version`` says from ``tree``: the version and which engine (compiled or pure Python)."""
+    """What ``pushdown --version`` says from ``tree``: the version and sqlglot's build."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PUSHDOWN_")}
     env["PYTHONPATH"] = str(tree)
     command = [sys.executable, "-m", "service.cli", "--version"]

@@ -1,4 +1,4 @@
-"""The pushdown decision engine: no I/O; pure Python, or compiled by mypyc (setup.py) with the same answers.
+"""The pushdown decision engine: no I/O, pure Python.
 
 Library use, no server and no Spark::
 
@@ -13,14 +13,7 @@ from costmodel.optimizer import optimize, optimize_wire
 from costmodel.options import Options, options_from_wire
 from costmodel.wire import plan_from_wire, plan_to_wire
 
-#: whether this engine is the mypyc-compiled build (an extension module) rather than its Python source
-COMPILED: bool = not __file__.endswith(".py")
-#: which build this is, for people (``pushdown --version``, the benchmarks' results)
-BUILD: str = "compiled with mypyc" if COMPILED else "pure Python"
-
 __all__ = [
-    "BUILD",
-    "COMPILED",
     "Catalog",
     "Options",
     "PlanError",

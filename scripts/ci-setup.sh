@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Python packages, on a fresh Debian machine (as root, or with sudo):
-# PostgreSQL's server (the history tests start their own server in a temp dir) and Chromium (the
-# dashboard's browser test, driven by Playwright with executable_path=/usr/bin/chromium), and a C compiler
-# (tests/compiled/ builds the engine with mypyc, as the Docker image does), and valgrind (bench/engine_instructions.py
-# counts the engine's instructions under it; its test runs the count).
+# PostgreSQL's server (the history tests start their own server in a temp dir), Chromium (the
+# dashboard's browser test, driven by Playwright with executable_path=/usr/bin/chromium) and valgrind
+# (bench/engine_instructions.py counts the engine's instructions under it; its test runs the count).
+# No C compiler: the project is pure Python (docs/decisions/0005-pure-python-only.md).
 # Idempotent and quick when everything is already there: apt is only asked for what is missing.
 set -euo pipefail
 
@@ -23,20 +23,12 @@ fi
 if [ ! -x /usr/bin/chromium ]; then
   missing+=(chromium)
 fi
-if ! command -v cc > /dev/null; then
-  missing+=(gcc libc6-dev)
-fi
 if ! command -v valgrind > /dev/null; then
   missing+=(valgrind)
 fi
-# Python's headers, for the same build: Debian's own Python keeps them in a package of their own.
-headers=$(python -c "import sysconfig; print(sysconfig.get_paths()['include'])")
-if [ ! -f "$headers/Python.h" ] && [ "$(python -c 'import sys; print(sys.base_prefix)')" = "/usr" ]; then
-  missing+=(python3-dev)
-fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "ci-setup: postgresql, chromium, a C compiler and valgrind already installed"
+  echo "ci-setup: postgresql, chromium and valgrind already installed"
   exit 0
 fi
 

@@ -45,14 +45,11 @@ def main(
 
 def _print_version(value: bool) -> None:
     if value:
-        import costmodel
         from service import __version__
-        from service.sql import BUILD as ADAPTER_BUILD
         from service.sql.common import sqlglot_build
 
-        typer.echo(
-            f"pushdown {__version__} (engine: {costmodel.BUILD}; SQL adapter: {ADAPTER_BUILD}; {sqlglot_build()})"
-        )
+        # the engine and the service are pure Python (docs/decisions/0005-pure-python-only.md); sqlglot may not be
+        typer.echo(f"pushdown {__version__} ({sqlglot_build()})")
         raise typer.Exit()
 
 

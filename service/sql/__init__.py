@@ -5,14 +5,8 @@ optimises; ``plan_to_sql`` renders any wire plan back to SQL for Spark or
 DuckDB. Both raise ``SqlError`` for input they cannot translate faithfully.
 """
 
-from service.sql import to_plan
 from service.sql.errors import SqlError
 from service.sql.to_plan import sql_to_plan
 from service.sql.to_sql import plan_to_sql
 
-#: whether the adapter is the mypyc-compiled build (``PUSHDOWN_COMPILE=1`` compiles it with the engine)
-COMPILED: bool = not to_plan.__file__.endswith(".py")
-#: which build this is, for people (``pushdown --version``, the benchmarks' results)
-BUILD: str = "compiled with mypyc" if COMPILED else "pure Python"
-
-__all__ = ["BUILD", "COMPILED", "SqlError", "plan_to_sql", "sql_to_plan"]
+__all__ = ["SqlError", "plan_to_sql", "sql_to_plan"]

@@ -14,13 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-import costmodel
 from api.app import create_app
 from costmodel.result import FullParts
-
-pytestmark = pytest.mark.skipif(
-    costmodel.COMPILED, reason="counts renders by patching FullParts, which a compiled class does not allow"
-)
 
 
 @pytest.mark.parametrize(

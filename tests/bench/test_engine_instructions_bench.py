@@ -18,10 +18,10 @@ def test_instructions_per_optimization_are_counted_and_written(tmp_path):
     lines: list[str] = []
     assert bench.main(["--rounds", "1", "--results", str(results)], lines.append) == 0
     (row,) = json.loads(results.read_text())["engines"]
-    assert row["engine"] == "checkout" and row["build"] == "pure Python"
+    assert row["engine"] == "checkout" and row["from"] == str(bench.ROOT / "costmodel")
     # an optimization of a TPC-H plan is millions of instructions; start-up (~400M) is not in the count
     assert 1_000_000 < row["instructions"] < 200_000_000
-    assert lines == [f"checkout (pure Python): {row['instructions']:,} instructions per optimization (1.000)"]
+    assert lines == [f"checkout ({row['from']}): {row['instructions']:,} instructions per optimization (1.000)"]
 
 
 def test_the_service_request_is_counted_whole_and_written_beside(tmp_path):
@@ -34,7 +34,7 @@ def test_the_service_request_is_counted_whole_and_written_beside(tmp_path):
     (row,) = written["engines"]
     assert written["path"] == "sql" and written["plans"] == 3 and row["engine"] == "checkout"
     assert 2_000_000 < row["instructions"] < 400_000_000
-    assert lines == [f"checkout (pure Python): {row['instructions']:,} instructions per sql request (1.000)"]
+    assert lines == [f"checkout ({row['from']}): {row['instructions']:,} instructions per sql request (1.000)"]
     engine_alone = bench.per_optimization("", 1, 3, "engine")["instructions"]
     assert isinstance(engine_alone, int) and row["instructions"] > engine_alone
 

@@ -1,8 +1,5 @@
 """Conjunctions split and move part by part; stacked filters merge; constants fold."""
 
-import pytest
-
-import costmodel
 from tests.costmodel.dsl import (
     after,
     and_,
@@ -146,7 +143,6 @@ def test_shared_conjuncts_are_found_in_any_order_and_the_rest_stay_in_their_bran
     """)
 
 
-@pytest.mark.skipif(costmodel.COMPILED, reason="counted through the module attribute, which compiled calls bypass")
 def test_each_conjuncts_shape_is_computed_once(monkeypatch):
     """An OR of 40 branches of 30 conjuncts: the shapes compared are computed once each, not pairwise."""
     from costmodel.expr import Call, Column, Expr, Literal
