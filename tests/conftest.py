@@ -123,9 +123,16 @@ def pytest_report_header(config: pytest.Config) -> str:
     )
 
 
+def _names_tests(config: pytest.Config) -> bool:
+    """Whether the command line names tests (``pytest tests/spark``, ``pytest tests/x.py::test_y``): those run
+    whatever their tier, as a developer who names them expects."""
+    return bool(config.getoption("file_or_dir"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Outside the full suite, the integration tier is deselected (the summary counts it)."""
-    if full_suite(config):
+    """Outside the full suite, the integration tier is deselected (the summary counts it), unless the command line
+    names the tests to run."""
+    if full_suite(config) or _names_tests(config):
         return
     kept: list[pytest.Item] = []
     deselected: list[pytest.Item] = []
