@@ -163,7 +163,17 @@ def group(decisions: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """The log's rows per predicate: each predicate's rows are consecutive and end where it stopped."""
     groups: list[list[dict[str, Any]]] = []
     for row in decisions:
-        starts = not groups or _terminal(groups[-1][-1]) or row.get("reason") in INFERRED_REASONS
+        last = groups[-1][-1] if groups else None
+        starts = (
+            last is None
+            or _terminal(last)
+            or row.get("reason") in INFERRED_REASONS
+            # a predicate pulled up ends above the last operator it rose past: its rows name it alike
+            or (
+                last.get("action") == "pulled_up"
+                and (row.get("action"), row.get("predicate")) != ("pulled_up", last.get("predicate"))
+            )
+        )
         if starts:
             groups.append([row])
         else:
@@ -181,7 +191,7 @@ def _position(last: dict[str, Any], ops: dict[str, Operator]) -> str:
         return f"in the join condition of {name}"
     if reason == "index_lookup":
         return f"an index lookup on {name}"
-    if last.get("action") in ("kept", "blocked") or reason == "derived_not_beneficial":
+    if last.get("action") in ("kept", "blocked", "pulled_up") or reason == "derived_not_beneficial":
         return f"above {name}" if reason != "derived_not_beneficial" else "not added"
     return f"below {name}"
 
