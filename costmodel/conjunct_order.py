@@ -7,7 +7,7 @@ Velox's and DataFusion's adaptive one): a cheap test that drops many rows goes b
 
 The order the query gives is kept where it may matter for correctness: a conjunct that can raise, that is
 non-deterministic or that calls a function nobody declared stays behind every conjunct written before it (those
-may guard it: ``x <> 0 AND y / x > 1``), and nothing moves ahead of a non-deterministic conjunct.
+may guard it: ``x <> 0 AND y / x > 1``), and nothing moves ahead of a non-deterministic or undeclared one.
 
     >>> from costmodel.expr import Call, Column, Literal
     >>> x, y = Column("x", 1, "int"), Column("y", 2, "int")
@@ -48,16 +48,26 @@ def ranked(parts: list[Expr], cost: Callable[[Expr], float], selectivity: Callab
     """``parts`` in rank order, each pinned conjunct behind the ones written before it (stable on ties).
 
     Greedy by rank over the conjuncts free to go next: every unpinned one of the current stretch (up to the next
-    non-deterministic conjunct, which nothing passes) and a pinned one once everything before it has gone."""
+    wall: a non-deterministic or undeclared conjunct, which nothing passes) and a pinned one once everything
+    before it has gone."""
     if len(parts) < 2:
         return list(parts)
     out: list[Expr] = []
     start = 0
     while start < len(parts):
-        end = next((i for i in range(start + 1, len(parts)) if not is_deterministic(parts[i])), len(parts))
+        end = next((i for i in range(start + 1, len(parts)) if _wall(parts[i])), len(parts))
+        if _wall(parts[start]):  # a stretch starts at its wall, which goes first: nothing passes it
+            out.append(parts[start])
+            start += 1
         out.extend(_ranked_stretch(parts[start:end], cost, selectivity))
         start = end
     return out
+
+
+def _wall(part: Expr) -> bool:
+    """Nothing written after it may pass it: a non-deterministic conjunct, or one calling a function nobody
+    declared (which may be non-deterministic)."""
+    return not is_deterministic(part) or bool(opaque_names(part))
 
 
 def _ranked_stretch(
@@ -140,3 +150,4 @@ def _entry(
 def _finite(value: float) -> float | None:
     """A rank for the answer's JSON: None for a conjunct that drops nothing (infinite rank)."""
     return rounded(value, 6) if value != float("inf") else None
+

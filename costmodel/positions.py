@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from costmodel.expr import Expr
 from costmodel.legality import cross
@@ -94,6 +94,8 @@ class Pred:
     origin: tuple[str, str, Expr] | None = None
     #: that position inside a region that starts higher (the predicate may rise); None when the region starts there
     written: Position | None = None
+    #: the worst-case comparison where the decision flips inside the selectivity interval (``costmodel.robust``)
+    robust: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -110,6 +112,7 @@ class Pred:
         by_rule: bool = False,
         origin: tuple[str, str, Expr] | None = None,
         written: Position | None = None,
+        robust: dict[str, Any] | None = None,
     ) -> None:
         self.index = index
         self.form = form
@@ -124,6 +127,7 @@ class Pred:
         self.by_rule = by_rule
         self.origin = origin
         self.written = written
+        self.robust = robust
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:

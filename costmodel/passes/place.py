@@ -2,8 +2,10 @@
 
 Mode ``always`` takes the deepest legal position (rule-based pushdown), mode
 ``never`` leaves every predicate where it was; see ``costmodel.placement`` for
-the search. Past WORK_BUDGET conjunct estimations the remaining predicates are
-placed by rule, with a warning.
+the search. A predicate held by cost whose decision flips inside its
+selectivity interval goes where the worst case costs least
+(``costmodel.robust``). Past WORK_BUDGET conjunct estimations the remaining
+predicates are placed by rule, with a warning.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from costmodel.passes.work import Work
 from costmodel.placement import place
 from costmodel.plan import Filter
 from costmodel.positions import ABOVE, ON, SCAN, Position
+from costmodel.robust import robust_placement
 
 #: conjunct estimations placement may spend before it places the rest by rule (deepest legal): a TPC-H query
 #: spends at most 113, a filter of 330 conjuncts about 110,000 (each candidate re-estimates the whole filter, so
@@ -36,6 +39,10 @@ def placement(work: Work) -> None:
         lambda: model.work > WORK_BUDGET,
         lambda pos, built: _free_pass(model, pos, built),
     )
+    if work.options.mode == "cost" and work.fallback_from is None:
+        for pred in work.preds:
+            if pred.kind != "derived" and not pred.by_rule:
+                pred.robust = robust_placement(work, pred)
 
 
 def _free_pass(model: CostModel, pos: Position, built: Built) -> bool:

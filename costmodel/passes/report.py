@@ -133,6 +133,23 @@ class Reporter:
             if not pred.cut:
                 return out
 
+        if pred.robust is not None:
+            rows = self._decisions(pred, mode, costed, in_cut, on_path, out)
+            for row in rows:
+                row["uncertain"] = True
+                row["robust"] = pred.robust
+            return rows
+        return self._decisions(pred, mode, costed, in_cut, on_path, out)
+
+    def _decisions(
+        self,
+        pred: Pred,
+        mode: str,
+        costed: bool,
+        in_cut: set[int],
+        on_path: set[int],
+        out: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
         start = pred.root
         if pred.written is not None:
             out.extend(self.pulled_up(pred, in_cut))

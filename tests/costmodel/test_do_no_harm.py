@@ -23,16 +23,27 @@ def join_plan(predicate):
 
 
 def test_a_cheap_predicate_the_model_would_hold_goes_where_rule_based_pushdown_puts_it():
-    """Above a join that keeps 1 row in 100, the model alone keeps a comparison that drops 5% of the rows
-    (expensive_threshold 0);
-    by default a comparison is placed by rule, and the log says so with the numbers the model had."""
-    held = run(join_plan(c("big.x") > 5), T, expensive_threshold=0)
-    assert decision(held, "big.x > 5", "j")["action"] == "kept"
+    """Above a join that keeps 1 row in 100, the model's totals keep a comparison that drops 5% of the rows; by
+    default a comparison is placed by rule, and the log says so with the numbers the model had."""
     result = run(join_plan(c("big.x") > 5), T)
     row = decision(result, "big.x > 5", "j")
     assert row["action"] == "pushed" and row["reason"] == "cheap_predicate"
     assert row["cost_if_pushed"] > row["cost_if_kept"]
     assert "TableScan: big filters=[big.x > 5]" in after(result)
+
+
+def test_a_decision_that_flips_inside_the_interval_takes_the_smaller_worst_case_loss():
+    """Placed by the model (expensive_threshold 0), the comparison would stay above the join at its point estimate
+    (0.95), but its interval [0.475, 1] reaches where pushing pays: costed at both ends, rule-based pushdown loses
+    less at worst, and the log shows both placements' costs at both ends."""
+    result = run(join_plan(c("big.x") > 5), T, expensive_threshold=0)
+    row = decision(result, "big.x > 5", "j")
+    robust = row["robust"]
+    assert row["action"] == "pushed" and row["uncertain"] is True and robust["picked"] == "rule_based"
+    assert robust["interval"] == [0.475, 1.0]
+    held, rule = robust["held"], robust["rule_based"]
+    assert held["cost_at_high"] < rule["cost_at_high"] and rule["cost_at_low"] < held["cost_at_low"]
+    assert rule["worst_loss"] <= held["worst_loss"]
 
 
 def test_an_expensive_predicate_is_still_placed_by_cost():

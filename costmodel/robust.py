@@ -1,0 +1,94 @@
+"""Decisions that hold up against what is not known: a predicate held (or pulled up) by cost against the interval of
+its own selectivity.
+
+Placement decides on the point estimate. Every estimate also has an interval (a sample's confidence interval, a
+statistic's error, ``[0, 1]`` for a documented default). Where the decision flips inside that interval, the point
+estimate cannot settle it, so the choice is made on the worst case: the plan is costed with the predicate's
+selectivity at each end of its interval, once where placement put it and once where rule-based pushdown would,
+and the placement whose largest excess over the better of the two (its regret) is smaller wins; a tie goes to
+rule-based pushdown, the engine's own choice. The decision log says so (``robust``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from costmodel.cost import CostModel
+from costmodel.estimate import Estimator
+from costmodel.estimate_types import ColumnInfo, SelectivityEstimate
+from costmodel.expr import Expr
+from costmodel.materialize import placements_of
+from costmodel.passes.work import Work
+from costmodel.positions import Position, Pred, deepest, iter_region
+from costmodel.rounding import rounded
+
+#: an interval narrower than this is a point
+_WIDTH = 1e-9
+
+
+class _Fixed:
+    """A selectivity source that answers one predicate's forms with a fixed selectivity (a what-if)."""
+
+    name = "what_if"
+
+    def __init__(self, forms: list[Expr], selectivity: float) -> None:
+        self.forms = forms
+        self.selectivity = selectivity
+
+    def estimate(self, predicate: Expr, columns: Any) -> SelectivityEstimate | None:
+        if any(predicate is form or predicate == form for form in self.forms):
+            s = self.selectivity
+            return SelectivityEstimate(s, s, s, self.name)
+        return None
+
+
+def robust_placement(work: Work, pred: Pred) -> dict[str, Any] | None:
+    """Where ``pred``'s decision to stay above rule-based pushdown's place flips inside its selectivity interval:
+    the cut with the smaller worst-case loss (``pred.cut`` is set to it) and the figures; None where it does not
+    flip (or ``pred`` is where rule-based pushdown puts it)."""
+    rule = deepest(pred.root)
+    chosen = list(pred.cut)
+    if [id(p) for p in rule] == [id(p) for p in chosen]:
+        return None
+    estimate = work.model.estimator.estimate(pred.form)
+    if estimate.high - estimate.low < _WIDTH:
+        return None
+    forms = [pos.form for pos in iter_region(pred.root)]
+    ends = (estimate.low, estimate.high)
+    totals = {
+        (name, s): _total(work, pred, cut, forms, s) for s in ends for name, cut in (("chosen", chosen), ("rule", rule))
+    }
+    pred.cut = chosen
+    wins = [totals[("chosen", s)] <= totals[("rule", s)] for s in ends]
+    if all(wins) or not any(wins):
+        return None
+    regret = {
+        name: max(totals[(name, s)] - min(totals[("chosen", s)], totals[("rule", s)]) for s in ends)
+        for name in ("chosen", "rule")
+    }
+    pick = "chosen" if regret["chosen"] < regret["rule"] else "rule"
+    pred.cut = chosen if pick == "chosen" else rule
+    return {
+        "interval": [rounded(estimate.low, 6), rounded(estimate.high, 6)],
+        "held": {
+            "cost_at_low": rounded(totals[("chosen", ends[0])], 4),
+            "cost_at_high": rounded(totals[("chosen", ends[1])], 4),
+            "worst_loss": rounded(regret["chosen"], 4),
+        },
+        "rule_based": {
+            "cost_at_low": rounded(totals[("rule", ends[0])], 4),
+            "cost_at_high": rounded(totals[("rule", ends[1])], 4),
+            "worst_loss": rounded(regret["rule"], 4),
+        },
+        "picked": "held" if pick == "chosen" else "rule_based",
+    }
+
+
+def _total(work: Work, pred: Pred, cut: list[Position], forms: list[Expr], selectivity: float) -> float:
+    """The plan's cost with ``pred`` at ``cut`` (the others where they are) and its selectivity ``selectivity``."""
+    pred.cut = cut
+    model = work.model
+    columns: dict[int, ColumnInfo] = dict(model.estimator.columns)
+    estimator = Estimator(columns, (_Fixed(forms, selectivity), *model.estimator.sources))
+    what_if = CostModel(work.catalog, work.options, estimator, model.tracked)
+    return what_if.total(work.materializer().build(placements_of(work.preds)).root)
