@@ -40,7 +40,29 @@ def _predicates(work: Work, kinds: tuple[str, ...] = ("where", "on", "derived"))
 
 
 def _decisions(decisions: list[dict[str, object]]) -> list[str]:
-    return [f"{d['action']} {d['reason']}: {d['predicate']} @{d['operator']}" for d in decisions]
+    out = []
+    for d in decisions:
+        line = f"{d['action']} {d['reason']}: {d['predicate']} @{d['operator']}"
+        if d["reason"] == "cheap_predicate" or d["action"] == "pulled_up":
+            # the totals a reviewer checks: the model alone would keep a cheap predicate; rising paid
+            line += f"  (cost_if_kept={d.get('cost_if_kept')}, cost_if_pushed={d.get('cost_if_pushed')})"
+        out.append(line)
+    return out
+
+
+def _rewrites(rewrites: list[dict[str, object]]) -> list[str]:
+    out = []
+    for r in rewrites:
+        if r["rule"] == "conjunct_order":
+            out.append(f"  conjunct_order @{r['operator']}:")
+            for part in r["order"]:  # type: ignore[attr-defined]
+                out.append(
+                    f"    {part['predicate']}  (cost={part['cost']}, selectivity={part['selectivity']}, "
+                    f"rank={part['rank']})"
+                )
+        else:
+            out.append(f"  {r['rule']}: {r['predicate']} @{r['operator']}")
+    return out
 
 
 def render(pass_name: str, work: Work) -> str:
@@ -50,7 +72,7 @@ def render(pass_name: str, work: Work) -> str:
         assert work.skeleton is not None
         lines += ["skeleton:", *("  " + line for line in explain(work.skeleton).splitlines())]
         lines += ["to place:", *("  " + line for line in _predicates(work))]
-        lines += ["rewrites:", *(f"  {r['rule']}: {r['predicate']} @{r['operator']}" for r in work.rewrites)]
+        lines += ["rewrites:", *_rewrites(work.rewrites)]
         lines += ["decisions:", *("  " + line for line in _decisions(work.fixed))]
     elif pass_name == "legality":
         lines.append("positions:")
@@ -68,6 +90,7 @@ def render(pass_name: str, work: Work) -> str:
         result = report(work, work.model.table(work.plan))
         lines += ["after:", *("  " + line for line in explain(work.final, ids=True).splitlines())]
         lines += ["decisions:", *("  " + line for line in _decisions(result.decisions))]
+        lines += ["rewrites:", *_rewrites(result.rewrites)]
     else:
         raise ValueError(f"no view for pass {pass_name!r}")
     return "\n".join(lines)
