@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pushdown_client.client import Answer, FunctionSpec, PushdownClient
+from pushdown_client.views import inline_temp_views
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, DataFrameWriter, Row, SparkSession
@@ -183,9 +184,10 @@ def run_sql(
     """
     client = client or PushdownClient()
     original = spark.sql(sql)  # analysis only: the caller's views and UDFs, and the output schema to keep
+    sent = inline_temp_views(spark, sql)  # a filter written inside a temporary view is the service's to place too
     answer = client.optimize(
-        sql,
-        catalog=catalog if catalog is not None else session_catalog(spark, sql),
+        sent,
+        catalog=catalog if catalog is not None else session_catalog(spark, sent),
         functions=functions,
         options=options,
         context=context,
@@ -195,7 +197,7 @@ def run_sql(
     if target is None:  # the rewrite has no Spark SQL form: the query as written, with a warning in the answer
         return SparkRun(spark, answer, original)
     # As written (nothing kept, Spark's own pushdown agrees): the query already analyzed is the one to run.
-    frame = original if target["sql"] == sql else conform(spark.sql(target["sql"]), original.schema)
+    frame = original if target["sql"] in (sql, sent) else conform(spark.sql(target["sql"]), original.schema)
     return SparkRun(spark, answer, frame, dict(target.get("conf") or {}), client if feedback else None, catalog)
 
 

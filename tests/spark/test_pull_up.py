@@ -41,10 +41,7 @@ FORMS = {
     "temp_view": f"SELECT o.o_id, o.o_totalprice, c.c_name FROM {VIEW} o {JOIN} WHERE {SELECTIVE}",
 }
 #: forms the engine does not pull up yet, with the reason
-GAPS = {
-    "temp_view": "the service sees a temporary view as a base table: the filter in its definition is not in the "
-    "query it is asked about (the answer runs as written, the UDF at the orders scan)",
-}
+GAPS: dict[str, str] = {}
 NO_PAY = (
     "WITH checked AS (SELECT * FROM orders WHERE expensive_check(o_comment)) "
     f"SELECT o.o_id, c.c_name FROM checked o {JOIN}"
@@ -57,7 +54,8 @@ def world(spark):
     udf = CountingUdf(spark)
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {VIEW} AS SELECT * FROM orders WHERE expensive_check(o_comment)")
     tables = catalog()
-    tables["tables"][VIEW] = copy.deepcopy(tables["tables"]["orders"])  # a view is a table to the service
+    # the runner sends the view's text as a CTE of the same name, which a catalog entry does not shadow
+    tables["tables"][VIEW] = copy.deepcopy(tables["tables"]["orders"])
     return spark, udf, tables, spark.sql(JOINED).first()[0]
 
 
