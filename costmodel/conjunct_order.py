@@ -150,4 +150,3 @@ def _entry(
 def _finite(value: float) -> float | None:
     """A rank for the answer's JSON: None for a conjunct that drops nothing (infinite rank)."""
     return rounded(value, 6) if value != float("inf") else None
-
