@@ -13,7 +13,7 @@ import typer
 
 from service.cli_analyze import analyze
 from service.cli_input import EXIT_BAD_INPUT, fail, is_request_id, optimize_input
-from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
+from service.cli_render import DECISION_HEADERS, format_table, predicates_text, render, statistics_lines
 from service.cli_savings import savings
 from service.cli_serve import serve
 from service.deep_json import dumps_at_any_depth
@@ -100,13 +100,11 @@ def explain(
     Given the ``request_id`` of a recorded answer instead of a request, show that answer's plan with, per node,
     estimated rows against the rows a run reported (q-error).
     """
-    from costmodel.summary import render_summary
-
     if request_file is not None and sql is None and is_request_id(request_file):
         _explain_recorded(request_file, as_json)
         return
     response = optimize_input(request_file, sql, catalog, dialect, mode)
-    parts = ["== predicates ==", render_summary(response.get("summary", [])) or "(no predicates)"]
+    parts = ["== predicates ==", predicates_text(response)]
     parts += ["== plan after ==", response.get("explain", {}).get("after", "")]
     if matrix:
         decisions = [[d.get(h) for h in DECISION_HEADERS] for d in response.get("decisions", [])]

@@ -107,10 +107,10 @@ def functions_path(exc: ServiceError, top_level: frozenset[str]) -> ServiceError
 def unknown_function_warnings(plan: Any, declared: Any) -> list[str]:
     """A warning per function in the answer's ``plan`` that the engine does not know, nobody declared, and whose
     name is close to one it knows: a typo keeps its predicate where the query put it without anyone noticing."""
-    from costmodel.functions import KNOWN_SCALARS
+    from costmodel.functions import KNOWN_FUNCTIONS
 
     names = {str(name).lower() for name in declared} if isinstance(declared, dict) else set()
-    known = sorted({*KNOWN_SCALARS, *names})
+    known = sorted({*KNOWN_FUNCTIONS, *names})
     called: dict[str, None] = {}
     stack = [plan]
     while stack:  # iterative: plans may be thousands of levels deep

@@ -26,13 +26,14 @@ from service.analyzed_tables import (
     used_statistics,
 )
 from service.answer import DEFAULT_DETAIL, Detail, canonical_json, to_json_details
-from service.answer_parts import add_baseline, attach_spark, warn_cross_products
+from service.answer_parts import add_baseline, attach_spark, one_to_run, warn_cross_products
 from service.answered import Answered, answer_head, answered, brief_answered
 from service.errors import InputError
 from service.input_errors import engine_unknown_table, functions_path, sql_error, unknown_function_warnings
 from service.recent_bodies import RecentBodies
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
 from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
+from service.verdicts import add_verdicts
 
 if TYPE_CHECKING:
     from service.feedback.use_case import FeedbackService
@@ -286,6 +287,8 @@ class OptimizeService:
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
             attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts)
+        if request.sql is not None:
+            one_to_run(response, request.dialect)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics
@@ -297,6 +300,7 @@ class OptimizeService:
         )
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
         summary = summarize(response, parts.operators)
+        add_verdicts(summary, response.get("decisions") or [])  # what decided, both tests shown (service.verdicts)
         if any(step.get("reason") == "unknown_function" for entry in summary for step in entry.get("steps", ())):
             declared = (options or {}).get("functions")
             response["warnings"] = [*response["warnings"], *unknown_function_warnings(response["plan"], declared)]
