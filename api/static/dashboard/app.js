@@ -242,9 +242,10 @@
       animation: false,
       plugins: { legend: { labels: { boxWidth: 12, font: { size: 12 } } } },
     };
-    state.charts[id] = new Chart(canvas, { ...config, options: { ...base, ...config.options } });
+    const { empty, ...chartConfig } = config; // empty: what an empty chart says (not Chart.js's)
+    state.charts[id] = new Chart(canvas, { ...chartConfig, options: { ...base, ...config.options } });
     canvas.dataset.rendered = String(config.data.labels.length);
-    if (!config.data.labels.length) holder.append(h("div", { class: "empty-chart" }, "No optimizations in this range yet"));
+    if (!config.data.labels.length) holder.append(h("div", { class: "empty-chart" }, empty || "No optimizations in this range yet"));
   }
 
   const costTick = { callback: (value) => num(value) };
@@ -514,6 +515,18 @@
     );
   }
 
+  // The statistics an answer used, readably: the analyzed tables and versions, else the request's own catalog.
+  function statisticsUsed(used) {
+    if (used === null || used === undefined || (Array.isArray(used) && !used.length)) return "request catalog only";
+    if (Array.isArray(used)) {
+      return used.map((u) => `${u.table}${u.analyzed_table && u.analyzed_table !== u.table ? " = " + u.analyzed_table : ""} v${u.version}${u.source_changed ? " (source changed)" : ""}`).join(", ");
+    }
+    if (typeof used === "object") {
+      return Object.entries(used).map(([name, ref]) => `${name} = ${ref.ref ?? name} v${ref.version ?? "current"}`).join(", ") || "request catalog only";
+    }
+    return String(used);
+  }
+
   function meta(label, value) {
     return h("span", {}, label + " ", h("b", {}, value ?? "—"));
   }
@@ -529,8 +542,8 @@
       $("#drill-title").textContent = [record.pipeline, record.task, record.run].filter(Boolean).join(" / ") || "(no context)";
       $("#drill-meta").replaceChildren(
         meta("id", record.id), meta("when", when(record.created_at) + " UTC"), meta("input", record.input_form),
-        meta("mode", record.mode), meta("model", record.model_version),
-        meta("statistics", record.statistics_version ? JSON.stringify(record.statistics_version) : null),
+        meta("mode", record.mode || "cost (default)"), meta("model", record.model_version),
+        meta("statistics", statisticsUsed(record.statistics_version)),
         meta("took", record.duration_ms === null ? null : decFmt.format(record.duration_ms) + " ms")
       );
       const sections = [
