@@ -8,6 +8,7 @@ catalog, and columns qualify cannot resolve.
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +29,8 @@ from service.sql.messages import (
     syntax_message,
     token_message,
 )
+
+logger = logging.getLogger(__name__)
 
 
 def position(node: exp.Expr | None) -> tuple[int | None, int | None]:
@@ -145,7 +148,13 @@ def _at(sql: str, line: int | None, col: int | None) -> dict[str, Any] | None:
 
 
 def _slipped(err: Exception) -> SqlError:
-    return SqlError("parse_error", f"sqlglot cannot read this query ({type(err).__name__}: {err})")
+    # the parser's own exception says nothing in SQL terms: it is logged, the user told what to look at
+    logger.info("the SQL parser failed on a query: %s: %s", type(err).__name__, err)
+    return SqlError(
+        "parse_error",
+        "the query cannot be read: a function called with the wrong number or kind of arguments, or an "
+        "unfinished construct?",
+    )
 
 
 def _line_col(message: str) -> tuple[int | None, int | None]:

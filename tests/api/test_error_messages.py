@@ -133,6 +133,16 @@ CASES: list[tuple[str, dict[str, Any], int, str, str, str, dict[str, Any]]] = [
         {},
     ),
     (
+        "a built-in called in a way the parser cannot take",
+        {"sql": "SELECT MAP(status) FROM orders", "catalog": CATALOG},
+        422,
+        "parse_error",
+        "$.sql",
+        "the query cannot be read: a function called with the wrong number or kind of arguments, or an "
+        "unfinished construct?",
+        {},
+    ),
+    (
         "unknown column",
         {"sql": "SELECT id FROM orders WHERE statsu = 'x'", "catalog": CATALOG},
         422,
