@@ -8,6 +8,7 @@ errors (404, 405, the bearer check's 401) get the same body shape.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -57,7 +58,13 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     """Starlette's own errors (404, 405) and the auth check's 401, in the service's shape."""
     assert isinstance(exc, HTTPException)  # registered for HTTPException only
     code = _CODE_BY_STATUS.get(exc.status_code, "http_error")
-    body = {"error": code, "message": str(exc.detail), "path": "$"}
+    body: dict[str, Any] = {"error": code, "message": str(exc.detail), "path": "$"}
+    if exc.status_code == 405:  # say what is allowed, in the body as in the Allow header
+        allowed = [m.strip() for m in (exc.headers or {}).get("Allow", "").split(",") if m.strip()]
+        body["message"] = f"{request.method} is not allowed on {request.url.path}; use {' or '.join(allowed)}"
+        body["detail"] = {"method": request.method, "allowed": allowed}
+    elif exc.status_code == 404 and exc.detail == "Not Found":  # no route; a route's own 404 says more
+        body["message"] = f"no endpoint at {request.url.path} (see /docs for the API)"
     return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
 

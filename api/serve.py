@@ -24,7 +24,10 @@ def serve(
         int | None, typer.Option(min=1, max=64, help="Processes to serve with (default: PUSHDOWN_WORKERS or 1)")
     ] = None,
     log_level: Annotated[str, typer.Option(help="Log level: debug, info, warning, error")] = "info",
-    log_format: Annotated[str | None, typer.Option(help="json or text (default: PUSHDOWN_LOG_FORMAT or json)")] = None,
+    log_format: Annotated[
+        str | None,
+        typer.Option(help="json, text or auto: text on a terminal, else json (default: PUSHDOWN_LOG_FORMAT or auto)"),
+    ] = None,
     allow_no_token: Annotated[
         bool,
         typer.Option("--allow-no-token", help="Serve beyond loopback without a token anyway (PUSHDOWN_ALLOW_NO_TOKEN)"),
@@ -39,7 +42,7 @@ def serve(
 
     import uvicorn
 
-    from service.logs import log_config
+    from service.logs import log_config, resolve_log_format
 
     # a served process gets its heavy-request workers ready at startup, unless the environment says otherwise
     os.environ.setdefault("PUSHDOWN_PRESTART_HEAVY_WORKERS", "true")
@@ -55,9 +58,9 @@ def serve(
             "Set PUSHDOWN_API_TOKEN, bind 127.0.0.1, or pass --allow-no-token (PUSHDOWN_ALLOW_NO_TOKEN=true)",
             "--host",
         )
-    fmt = log_format or settings.log_format
+    fmt = resolve_log_format(log_format or settings.log_format)
     if fmt not in ("json", "text"):
-        fail(f"--log-format must be json or text, not {fmt!r}", "--log-format")
+        fail(f"--log-format must be json, text or auto, not {fmt!r}", "--log-format")
     count = settings.workers if workers is None else workers
     common: dict[str, Any] = {
         "host": settings.host,

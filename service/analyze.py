@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,6 +92,10 @@ class AnalyzeRequest:
             raise ValueError("exactly one of path and table is required")
         if self.path is not None and self.format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {self.format!r}")
+        if self.path is not None and "://" not in self.path and not self.path.startswith("file:"):
+            # stored as given, a relative path would mean another directory to every later reader: the
+            # service's fingerprint check, the re-analyze a change warning advises
+            object.__setattr__(self, "path", os.path.realpath(self.path))
         if self.sample_rows < 0 or self.histogram_buckets < 1 or self.mcv_count < 0:
             raise ValueError("sample_rows and mcv_count must be >= 0, histogram_buckets >= 1")
 

@@ -19,7 +19,9 @@ Example::
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -182,8 +184,27 @@ def change_warning(entry: dict[str, Any]) -> str | None:
         return None
     return (
         f"table {entry['table']}: its source files changed since it was analyzed at {entry['analyzed_at']} "
-        f"(version {entry['version']}); re-analyze it (POST /tables/{entry['analyzed_table']}/analyze) "
-        "for current statistics"
+        f"(version {entry['version']}); for current statistics re-analyze it: {reanalyze_advice(entry)}"
+    )
+
+
+def reanalyze_advice(entry: dict[str, Any]) -> str:
+    """The command that re-analyzes the table from where it was read (an absolute path, so it works from any
+    directory), and the HTTP call, which reads only under the service's data roots.
+
+    >>> reanalyze_advice({"analyzed_table": "orders", "source": {"path": "/data/o", "format": "csv"}})[:52]
+    'pushdown analyze /data/o --name orders --format csv '
+    """
+    name = entry["analyzed_table"]
+    source = entry.get("source") or {}
+    path, fmt = source.get("path"), source.get("format") or "parquet"
+    if not isinstance(path, str):
+        return f"POST /tables/{name}/analyze"
+    flag = "" if fmt == "parquet" else f" --format {fmt}"
+    body = json.dumps({"path": path, **({} if fmt == "parquet" else {"format": fmt})})
+    return (
+        f"pushdown analyze {shlex.quote(path)} --name {name}{flag} "
+        f"(or POST /tables/{name}/analyze with {body} when that path is under PUSHDOWN_DATA_ROOTS)"
     )
 
 

@@ -43,6 +43,20 @@ def attach_spark(
         )
 
 
+def one_to_run(response: dict[str, Any], dialect: str) -> None:
+    """The answer's ``sql`` becomes the one query to run: for Spark the ``spark`` object's, which keeps every
+    decision on Spark (a kept predicate behind its barrier, the settings aside); the engine-neutral rendering,
+    which Spark's own pushdown may undo, moves to ``sql_portable``. For another dialect both are the rendering
+    in that dialect (the barriers are Spark's)."""
+    portable = response.get("sql")
+    if portable is None:
+        return
+    response["sql_portable"] = portable
+    spark = response.get("spark")
+    if dialect == "spark" and isinstance(spark, dict) and isinstance(spark.get("sql"), str):
+        response["sql"] = spark["sql"]
+
+
 def add_baseline(response: dict[str, Any]) -> None:
     """The answer's ``cost`` gains the savings against its ``baseline``, the headline; ``savings_vs_written``
     labels the old figure. The baseline is the cost of the plan rule-based pushdown runs

@@ -15,7 +15,7 @@ import typer
 from api.serve import serve  # the one import of api (see above)
 from service.cli_analyze import analyze
 from service.cli_input import EXIT_BAD_INPUT, fail, is_request_id, optimize_input
-from service.cli_render import DECISION_HEADERS, format_table, render, statistics_lines
+from service.cli_render import DECISION_HEADERS, format_table, predicates_text, render, statistics_lines
 from service.cli_savings import savings
 from service.deep_json import dumps_at_any_depth
 from service.settings import Settings
@@ -67,6 +67,12 @@ _Catalog = Annotated[
 ]
 _Dialect = Annotated[str | None, typer.Option(help="SQL dialect of query and output (default: spark)")]
 _Mode = Annotated[str | None, typer.Option(help="cost, always or never (default: cost)")]
+_Functions = Annotated[
+    str | None,
+    typer.Option(
+        help='Functions the query calls, as JSON or a JSON file: {"my_udf": {"cost": 5000, "deterministic": true}}.'
+    ),
+]
 
 
 @app.command()
@@ -76,10 +82,11 @@ def optimize(
     catalog: _Catalog = None,
     dialect: _Dialect = None,
     mode: _Mode = None,
+    functions: _Functions = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the raw JSON response.")] = False,
 ) -> None:
-    """Optimize one request or query and print the explain, cost tables and decision log (and the SQL after)."""
-    response = optimize_input(request_file, sql, catalog, dialect, mode)
+    """Optimize one request or query and print the explain, cost tables and decision log (and the SQL to run)."""
+    response = optimize_input(request_file, sql, catalog, dialect, mode, functions)
     typer.echo(dumps_at_any_depth(response, indent=2) if as_json else render(response))
 
 
@@ -90,21 +97,19 @@ def explain(
     catalog: _Catalog = None,
     dialect: _Dialect = None,
     mode: _Mode = None,
+    functions: _Functions = None,
     matrix: Annotated[bool, typer.Option("--matrix", help="Also print every (predicate, operator) row.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="A recorded answer: print the comparison as JSON.")] = False,
 ) -> None:
-    """Say per predicate where it ended up and why: the answer's ``summary``, then the plan after.
+    """Say per predicate where it ended up and what decided each step, then the plan after.
 
-    Given the ``request_id`` of a recorded answer instead of a request, show that answer's plan with, per node,
-    estimated rows against the rows a run reported (q-error).
-    """
-    from costmodel.summary import render_summary
-
+    Given the request id of a recorded answer instead of a request, show that answer's plan with, per node, estimated rows against the rows a run reported (q-error).
+    """  # noqa: E501 - one line: the help renders each docstring line as a line of its own
     if request_file is not None and sql is None and is_request_id(request_file):
         _explain_recorded(request_file, as_json)
         return
-    response = optimize_input(request_file, sql, catalog, dialect, mode)
-    parts = ["== predicates ==", render_summary(response.get("summary", [])) or "(no predicates)"]
+    response = optimize_input(request_file, sql, catalog, dialect, mode, functions)
+    parts = ["== predicates ==", predicates_text(response)]
     parts += ["== plan after ==", response.get("explain", {}).get("after", "")]
     if matrix:
         decisions = [[d.get(h) for h in DECISION_HEADERS] for d in response.get("decisions", [])]

@@ -21,7 +21,12 @@ EXIT_BAD_INPUT = 2
 
 
 def optimize_input(
-    request_file: str | None, sql: str | None, catalog: Path | None, dialect: str | None, mode: str | None
+    request_file: str | None,
+    sql: str | None,
+    catalog: Path | None,
+    dialect: str | None,
+    mode: str | None,
+    functions: str | None = None,
 ) -> dict[str, Any]:
     """The answer for the command line's input, or exit 2 saying what is wrong and where."""
     from service.assembly import assemble
@@ -31,13 +36,13 @@ def optimize_input(
     source = sql_source(request_file, sql)
     text, where = source or (None, "")
     if source is None:
-        if catalog is not None or dialect is not None or mode is not None:
-            fail("--catalog, --dialect and --mode apply to SQL input; a request file carries its own", "$")
+        if catalog is not None or dialect is not None or mode is not None or functions is not None:
+            fail("--catalog, --dialect, --mode and --functions apply to SQL input; a request file carries its own", "$")
         if request_file is None:
             fail("give a request file, a .sql file or --sql", "$")
         raw = read_bytes(request_file)
     else:
-        raw = sql_request(source[0], catalog, dialect, mode)
+        raw = sql_request(source[0], catalog, dialect, mode, functions)
     try:
         # the query's tables may be analyzed ones; a store the command line cannot open is left out (requests
         # that name no table still work)
@@ -98,7 +103,9 @@ def read_bytes(name: str, path: str = "$") -> bytes:
         fail(f"cannot read {name}: {exc.strerror or exc}", path)
 
 
-def sql_request(text: str, catalog: Path | None, dialect: str | None, mode: str | None) -> bytes:
+def sql_request(
+    text: str, catalog: Path | None, dialect: str | None, mode: str | None, functions: str | None = None
+) -> bytes:
     """The POST /optimize body for a query, so it is validated exactly as the HTTP API validates it."""
     body: dict[str, Any] = {"sql": text, "dialect": dialect or "spark"}
     if catalog is not None:  # without one, the query's tables are the analyzed tables of those names
@@ -108,7 +115,20 @@ def sql_request(text: str, catalog: Path | None, dialect: str | None, mode: str 
             fail(f"{catalog} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "$.catalog")
     if mode is not None:
         body["options"] = {"mode": mode}
+    if functions is not None:
+        body["functions"] = functions_option(functions)
     return dumps_at_any_depth(body).encode()  # a deep catalog is refused by the request's depth limit
+
+
+def functions_option(value: str) -> Any:
+    """``--functions``: declarations as JSON text (``{"my_udf": {"cost": 5000}}``) or the name of a JSON file."""
+    text = value
+    if not value.lstrip().startswith("{"):
+        text = read_bytes(value, "--functions").decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"--functions is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}", "--functions")
 
 
 def fail(message: str, path: str) -> NoReturn:

@@ -51,11 +51,9 @@ def render(response: dict[str, Any]) -> str:
     """The response as a person reads it: explain trees, cost tables with savings, then the decision log."""
     explain, cost = response.get("explain", {}), response.get("cost", {})
     decisions = [[d.get(h) for h in DECISION_HEADERS] for d in response.get("decisions", [])]
-    from costmodel.summary import render_summary
-
     parts = [
         "== predicates ==",
-        render_summary(response.get("summary", [])) or "(no predicates)",
+        predicates_text(response),
         "== explain before ==",
         explain.get("before", ""),
         "== explain after ==",
@@ -71,13 +69,29 @@ def render(response: dict[str, Any]) -> str:
     parts += statistics_lines(response)
     if response.get("warnings"):
         parts += ["== warnings ==", *(str(w) for w in response["warnings"])]
-    if response.get("sql"):
-        parts += ["== sql after ==", response["sql"]]
+    if response.get("sql"):  # the one to run; the engine-neutral rewrite only when it differs
+        parts += ["== sql to run ==", response["sql"]]
+        portable = response.get("sql_portable")
+        if portable and portable != response["sql"]:
+            parts += ["== sql portable (no barriers; Spark may move kept predicates) ==", portable]
     spark = response.get("spark")
     if spark:
         barriers = ", ".join(spark.get("barriers") or []) or "none"
         parts += ["== spark ==", f"conf: {spark.get('conf') or '{}'}", f"barriers: {barriers}", spark.get("sql", "")]
     return "\n".join(parts)
+
+
+def predicates_text(response: dict[str, Any]) -> str:
+    """Per predicate where it ended and what decided each step, both tests shown (``service.verdicts``); the
+    engine's own rendering when the answer has no decision log."""
+    summary, decisions = response.get("summary") or [], response.get("decisions")
+    if decisions is None:
+        from costmodel.summary import render_summary
+
+        return render_summary(summary) or "(no predicates)"
+    from service.verdicts import render_predicates
+
+    return render_predicates(summary, decisions) or "(no predicates)"
 
 
 def _percent(value: Any) -> str:

@@ -1,7 +1,9 @@
 """Log lines as JSON objects, one a line, for log shippers; each carries the request id when there is one.
 
-``pushdown serve`` uses it for its own and uvicorn's loggers (``--log-format text``
-keeps uvicorn's plain lines). The fields: ``ts`` (UTC, ISO 8601), ``level``,
+``pushdown serve`` uses it for its own and uvicorn's loggers when its log lines go to a
+file or a pipe, or when asked (``--log-format json``, ``PUSHDOWN_LOG_FORMAT=json``); on a
+terminal it writes plain lines a person reads (``--log-format text`` asks for those anywhere).
+The fields: ``ts`` (UTC, ISO 8601), ``level``,
 ``logger``, ``message``, ``request_id`` while a request is served, what the call
 passed in ``extra`` (the access log: method, path, route, status, duration_ms,
 error), and ``exc_info`` as text for an exception.
@@ -12,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import sys
 from contextvars import ContextVar
 from typing import Any
 
@@ -49,6 +52,20 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+def resolve_log_format(fmt: str, stream: Any = None) -> str:
+    """``auto``: ``text`` when the log goes to a terminal, ``json`` otherwise (a shipper, a file); others as given.
+
+    >>> import io
+    >>> resolve_log_format("auto", io.StringIO()), resolve_log_format("text", io.StringIO())
+    ('json', 'text')
+    """
+    if fmt != "auto":
+        return fmt
+    out = sys.stderr if stream is None else stream
+    isatty = getattr(out, "isatty", None)
+    return "text" if callable(isatty) and isatty() else "json"
+
+
 def log_config(level: str, fmt: str) -> dict[str, Any]:
     """A ``logging.config.dictConfig`` for uvicorn's ``log_config``: JSON (``json``) or plain text (``text``).
 
@@ -56,7 +73,9 @@ def log_config(level: str, fmt: str) -> dict[str, Any]:
     uvicorn's own access log is off, since ``pushdown.access`` logs every request with its id and route.
     """
     formatter = (
-        {"()": f"{__name__}.JsonFormatter"} if fmt == "json" else {"format": "%(levelname)s %(name)s %(message)s"}
+        {"()": f"{__name__}.JsonFormatter"}
+        if fmt == "json"
+        else {"format": "%(asctime)s %(levelname)-7s %(name)s: %(message)s", "datefmt": "%H:%M:%S"}
     )
     handler = {"class": "logging.StreamHandler", "formatter": "main", "stream": "ext://sys.stderr"}
     loggers = ("uvicorn", "uvicorn.error", "pushdown", "api", "service", "costmodel")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from costmodel.errors import ServiceError
 from costmodel.optimizer import optimize_wire_brief
 from costmodel.result import FullParts
 from costmodel.summary import summarize
@@ -19,18 +20,21 @@ from service.analyzed_tables import (
     add_analyzed_tables,
     change_warning,
     described,
+    find_analyzed,
     read_sql_tables,
     tables_in_plan,
     used_statistics,
 )
 from service.answer import DEFAULT_DETAIL, Detail, NonFiniteNumber, canonical_json, to_json_details
-from service.answer_parts import add_baseline, attach_spark, warn_cross_products
+from service.answer_parts import add_baseline, attach_spark, one_to_run, warn_cross_products
 from service.answered import Answered, answer_head, answered, brief_answered
 from service.errors import InputError
+from service.input_errors import engine_unknown_table, functions_path, sql_error, unknown_function_warnings
 from service.jsonguard import number_overflow
 from service.recent_bodies import RecentBodies
 from service.request_cache import STATISTICS, Entry, RequestCache, feedback_dependency
 from service.statistics import StatisticsStore, StoredTable, optimize_with_samples, resolve_catalog, sample_sources
+from service.verdicts import add_verdicts
 
 if TYPE_CHECKING:
     from service.feedback.use_case import FeedbackService
@@ -52,6 +56,9 @@ class OptimizeInput:
     #: how much of the answer the caller wants sent (``service.answer``); the answer is the same, its parts only a
     #: full answer carries made only when kept or read (``service.answered.Answered``)
     detail: Detail = DEFAULT_DETAIL
+    #: the names declared under the request's top-level ``functions`` (merged into ``options.functions``), so an
+    #: error in one is reported where the user sent it
+    top_level_functions: frozenset[str] = frozenset()
 
 
 #: a request without ``options.cache``, whether it wants the cache, and its cache key
@@ -264,7 +271,13 @@ class OptimizeService:
             learned = self.feedback.source_for(request.catalog, request.context, chain)
         front = (learned,) if learned is not None else ()
         engine = partial(optimize_with_samples, samples=samples, front=front, baseline=True)
-        response, parts = self._run(resolved, engine, parsed)
+        try:
+            response, parts = self._run(resolved, engine, parsed)
+        except ServiceError as exc:
+            moved = functions_path(exc, request.top_level_functions)
+            if moved is exc:
+                raise
+            raise moved from exc
         if learned is not None and learned.details:  # feedback answered: say what it changed
             unlearned, _ = self._run(resolved, partial(optimize_with_samples, samples=samples))
             annotate(response, unlearned, learned.details)
@@ -275,6 +288,8 @@ class OptimizeService:
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
             attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts)
+        if request.sql is not None:
+            one_to_run(response, request.dialect)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
         response["statistics"] = statistics
@@ -285,7 +300,12 @@ class OptimizeService:
             else tuple((s["source"], s["fingerprint"]["digest"]) for s in checked)
         )
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
-        return {"summary": summarize(response, parts.operators), **response}, fingerprints, parts
+        summary = summarize(response, parts.operators)
+        add_verdicts(summary, response.get("decisions") or [])  # what decided, both tests shown (service.verdicts)
+        if any(step.get("reason") == "unknown_function" for entry in summary for step in entry.get("steps", ())):
+            declared = (options or {}).get("functions")
+            response["warnings"] = [*response["warnings"], *unknown_function_warnings(response["plan"], declared)]
+        return {"summary": summary, **response}, fingerprints, parts
 
     def _run(self, request: OptimizeInput, engine: Engine, parsed: Any = None) -> tuple[dict[str, Any], FullParts]:
         """The engine's brief answer for the request's plan, SQL or Substrait, and the parts that complete it."""
@@ -315,10 +335,27 @@ class OptimizeService:
             response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
         except SqlError as exc:
             # line and column say where in the SQL; an unknown column's own name moves to "name"
-            detail = {("name" if key == "column" else key): value for key, value in exc.detail.items()}
-            detail.update(line=exc.line, column=exc.column)
-            raise InputError(exc.code, exc.message, "$.sql", detail) from exc
+            analyzed = self._analyzed_names()
+            missing = unknown_tables(request, analyzed) if exc.code == "unsupported" and analyzed else []
+            if missing:  # SELECT * over a table nobody described: the table is what is wrong
+                unknown = SqlError("unknown_table", "", detail={"table": missing[0]})
+                raise sql_error(unknown, request.sql, analyzed, request.dialect) from exc
+            raise sql_error(exc, request.sql, analyzed, request.dialect) from exc
+        except ServiceError as exc:  # the engine's, about a plan the user never wrote: said about the SQL
+            if exc.code != "unknown_table" or not (exc.path or "").startswith("$.plan"):
+                raise
+            raise engine_unknown_table(exc, request.sql, request.dialect, self._analyzed_names()) from exc
         return response, parts
+
+    def _analyzed_names(self) -> list[str]:
+        """The analyzed tables' names, for an error about a table nobody described (none if the store fails)."""
+        if self.store is None:
+            return []
+        try:
+            return self.store.names()
+        except Exception:  # noqa: BLE001 - the error being reported matters more than the list
+            logger.warning("analyzed tables could not be listed for an error message", exc_info=True)
+            return []
 
     def _optimize_substrait(
         self, request: OptimizeInput, engine: Engine = optimize_wire_brief
@@ -351,6 +388,13 @@ def answer_body(
     except (OverflowError, NonFiniteNumber):
         request = {"plan": body.plan, "catalog": body.catalog, "options": body.options, "substrait": body.substrait}
         raise number_overflow(request) from None
+
+
+def unknown_tables(request: OptimizeInput, analyzed: list[str]) -> list[str]:
+    """The tables the request's SQL reads that neither its catalog describes nor the store has analyzed."""
+    assert request.sql is not None
+    read, _ = read_sql_tables(request.sql, request.dialect)
+    return [name for name in read if not described(name, request.catalog) and find_analyzed(name, analyzed) is None]
 
 
 def _wants_spark(request: OptimizeInput) -> bool:

@@ -118,6 +118,7 @@ class OptimizeRequest(BaseModel):
             options=self._options_with_functions(),
             context=self.context.model_dump() if self.context is not None else None,
             detail=self.detail,
+            top_level_functions=frozenset(self.functions or ()),
         )
 
 

@@ -103,7 +103,9 @@ class Settings(BaseSettings):
     )
     port: int = Field(default=8000, ge=0, le=65535)
     workers: int = Field(default=1, ge=1, le=64, description="Processes `pushdown serve` runs (sharing one database).")
-    log_format: Literal["json", "text"] = Field(default="json", description="`pushdown serve`'s log lines.")
+    log_format: Literal["auto", "json", "text"] = Field(
+        default="auto", description="`pushdown serve`'s log lines: text on a terminal, JSON otherwise (auto)."
+    )
     data_dir: Path = Field(
         default_factory=user_data_dir, description="The embedded SQLite database and the analyze jobs' samples."
     )

@@ -8,6 +8,7 @@ catalog, and columns qualify cannot resolve.
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -19,6 +20,17 @@ from sqlglot.optimizer.qualify import qualify
 from service.sql.common import child_nodes, dialect_of
 from service.sql.errors import SQLGLOT_SLIPS, SqlError
 from service.sql.limits import check_nesting, may_nest_too_deep
+from service.sql.messages import (
+    dialects,
+    did_you_mean,
+    excerpt,
+    start_column,
+    suggestion,
+    syntax_message,
+    token_message,
+)
+
+logger = logging.getLogger(__name__)
 
 
 def position(node: exp.Expr | None) -> tuple[int | None, int | None]:
@@ -96,12 +108,17 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     try:
         reader = dialect_of(dialect)
     except ValueError as err:
-        raise SqlError("unknown_dialect", f"unknown SQL dialect {dialect!r}") from err
+        close = did_you_mean(dialect, dialects())
+        raise SqlError(
+            "unknown_dialect",
+            f"unknown SQL dialect {dialect!r}{suggestion(close)}",
+            detail={"dialect": dialect, "available": dialects(), "did_you_mean": close},
+        ) from err
     try:
         tokens = reader.tokenize(sql)
     except TokenError as err:
         line, col = _line_col(str(err))
-        raise SqlError("parse_error", str(err), line, col) from err
+        raise SqlError("parse_error", token_message(str(err)), line, col, _at(sql, line, col)) from err
     except SQLGLOT_SLIPS as err:
         raise _slipped(err) from err
     if may_nest_too_deep(sql, reader.tokenizer_class):
@@ -110,9 +127,10 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
         statements = [s for s in reader.parser().parse(tokens, sql) if s is not None]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
-        raise SqlError(
-            "parse_error", str(first.get("description") or err), first.get("line"), first.get("col")
-        ) from err
+        highlight = first.get("highlight")
+        line, col = first.get("line"), start_column(first.get("col"), highlight)
+        message = syntax_message(str(first.get("description") or err), highlight)
+        raise SqlError("parse_error", message, line, col, _at(sql, line, col)) from err
     except SQLGLOT_SLIPS as err:
         raise _slipped(err) from err
     if len(statements) != 1:
@@ -123,8 +141,20 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     return stmt
 
 
+def _at(sql: str, line: int | None, col: int | None) -> dict[str, Any] | None:
+    """The caret excerpt of a syntax error, as its detail."""
+    shown = excerpt(sql, line, col)
+    return {"excerpt": shown} if shown is not None else None
+
+
 def _slipped(err: Exception) -> SqlError:
-    return SqlError("parse_error", f"sqlglot cannot read this query ({type(err).__name__}: {err})")
+    # the parser's own exception says nothing in SQL terms: it is logged, the user told what to look at
+    logger.info("the SQL parser failed on a query: %s: %s", type(err).__name__, err)
+    return SqlError(
+        "parse_error",
+        "the query cannot be read: a function called with the wrong number or kind of arguments, or an "
+        "unfinished construct?",
+    )
 
 
 def _line_col(message: str) -> tuple[int | None, int | None]:
@@ -143,12 +173,14 @@ def check_tables(used: list[exp.Table], cte_names: set[str], tables: Tables) -> 
             continue
         if tables.lookup(table) is None:
             line, col = position(table)
+            available = sorted(v[0] for v in tables.by_lower.values())
+            close = did_you_mean(table.name, available)
             raise SqlError(
                 "unknown_table",
-                f"table {'.'.join(part.name for part in table.parts)} is not in the catalog",  # no alias
+                f"table {'.'.join(part.name for part in table.parts)} is not in the catalog{suggestion(close)}",
                 line,
                 col,
-                {"table": table.name, "available": sorted(v[0] for v in tables.by_lower.values())},
+                {"table": table.name, "available": available, "did_you_mean": close},
             )
 
 
@@ -175,12 +207,14 @@ def qualify_query(stmt: exp.Expr, tables: Tables, dialect: str, sql: str) -> exp
             if named:
                 line, col = position(named[0])
             used = sorted({t.name for t in stmt.find_all(exp.Table)})
+            available = tables.columns_of(used)
+            close = did_you_mean(column.rsplit(".", 1)[-1], [name.rsplit(".", 1)[-1] for name in available])
             raise SqlError(
                 "unknown_column",
-                f"column {column} does not exist in {', '.join(used)}",
+                f"column {column} does not exist in {', '.join(used)}{suggestion(close)}",
                 line,
                 col,
-                {"column": column, "available": tables.columns_of(used)},
+                {"column": column, "available": available, "did_you_mean": close},
             ) from err
         raise SqlError("invalid_query", message.split(". Line")[0], line, col) from err
 

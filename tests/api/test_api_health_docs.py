@@ -62,7 +62,11 @@ def test_every_schema_reference_resolves(client: httpx.Client) -> None:
 def test_unknown_route_is_a_json_404(client: httpx.Client) -> None:
     response = client.get("/nope")
     assert response.status_code == 404
-    assert response.json() == {"error": "not_found", "message": "Not Found", "path": "$"}
+    assert response.json() == {
+        "error": "not_found",
+        "message": "no endpoint at /nope (see /docs for the API)",
+        "path": "$",
+    }
 
 
 def test_wrong_method_is_a_json_405(client: httpx.Client) -> None:

@@ -228,7 +228,7 @@ def test_dashboard_shows_the_history(
         assert page.locator(".tree-before .node.changed").count() >= 1  # what the pushdown changed stands out
 
         headers = page.locator("#decision-log thead th").all_inner_texts()
-        assert headers[4:8] == ["p", "r", "r1", "1 − r ≤ p · r1"]
+        assert headers[4:8] == ["p", "r", "r1", "What decided"]
         log_rows = page.locator("#decision-log tbody tr")
         decisions = record["response"]["decisions"]
         assert log_rows.count() == len(decisions)
@@ -236,7 +236,12 @@ def test_dashboard_shows_the_history(
         cells = log_rows.nth(costed).locator("td").all_inner_texts()
         d = decisions[costed]
         assert cells[4:7] == [f"{d['p']:.3f}", f"{d['r']:.3f}", f"{d['r1']:.3f}"]
-        assert cells[7] == f"1 − r = {d['lhs']:.3f} {'≤' if d['lhs'] <= d['rhs'] else '>'} p·r1 = {d['rhs']:.3f}"
+        # what decided, named, and the local rule beside it (agreeing or overruled), never a bare "holds"
+        assert cells[7].startswith("decided by "), cells[7]
+        assert f"1 − r = {d['lhs']:.3f} {'≤' if d['lhs'] <= d['rhs'] else '>'} p·r1 = {d['rhs']:.3f}" in cells[7]
+        if d.get("cost_if_kept") is not None and d.get("cost_if_pushed") is not None:
+            assert cells[7].startswith("decided by total cost: cost if pushed = ")
+            assert "local rule agrees: " in cells[7] or "(overruled)" in cells[7]
         blocked = next(i for i, d in enumerate(decisions) if d["action"] == "blocked")
         assert "not_on_group_keys" in log_rows.nth(blocked).inner_text()
 

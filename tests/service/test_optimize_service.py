@@ -86,7 +86,7 @@ def test_sql_errors_become_input_errors_at_sql_with_line_and_column(fake_sql: di
         "error": "parse_error",
         "message": "unexpected token",
         "path": "$.sql",
-        "detail": {"line": 1, "column": 8, "token": "oops"},
+        "detail": {"line": 1, "column": 8, "token": "oops", "excerpt": "SELECT oops\n       ^"},
     }
 
 

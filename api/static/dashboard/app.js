@@ -17,6 +17,14 @@
   const sigFmt = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 3 });
 
   /** A cost for people: 1,234 below ten thousand, then 12.3k, 4.56M, 7.89G, 1.23T, and 1.29e25 beyond. */
+  // The query to run: the answer's sql; a record from before sql_portable existed held the engine-neutral text
+  // there, and for Spark the one that keeps every decision in spark.sql.
+  function sqlToRun(request, response) {
+    if (response.sql_portable !== undefined) return response.sql || null;
+    const spark = !request.dialect || request.dialect === "spark";
+    return (spark && response.spark && response.spark.sql) || response.sql || null;
+  }
+
   function num(value) {
     if (value === null || value === undefined || Number.isNaN(value)) return "–";
     const abs = Math.abs(value);
@@ -234,9 +242,10 @@
       animation: false,
       plugins: { legend: { labels: { boxWidth: 12, font: { size: 12 } } } },
     };
-    state.charts[id] = new Chart(canvas, { ...config, options: { ...base, ...config.options } });
+    const { empty, ...chartConfig } = config; // empty: what an empty chart says (not Chart.js's)
+    state.charts[id] = new Chart(canvas, { ...chartConfig, options: { ...base, ...config.options } });
     canvas.dataset.rendered = String(config.data.labels.length);
-    if (!config.data.labels.length) holder.append(h("div", { class: "empty-chart" }, "No optimizations in this range yet"));
+    if (!config.data.labels.length) holder.append(h("div", { class: "empty-chart" }, empty || "No optimizations in this range yet"));
   }
 
   const costTick = { callback: (value) => num(value) };
@@ -440,18 +449,47 @@
       h("div", { class: "tree-total" }, "Total cost ", h("b", {}, num(total))));
   }
 
-  function inequality(d) {
-    if (d.lhs === undefined || d.rhs === undefined || d.lhs === null || d.rhs === null) {
+  // What decided a row, said so, with both tests beside it (service/verdicts.py says the same in the answer's
+  // summary): when the total cost decides, the local rule is shown as agreeing or overruled, never as a green
+  // "holds" beside a kept; a cheap predicate is pushed by rule.
+  const NO_TEST = new Set(["mode_always", "mode_never", "not_costed", "into_scan"]);
+
+  function costTest(d) {
+    if (d.cost_if_kept === undefined || d.cost_if_pushed === undefined || d.cost_if_kept === null || d.cost_if_pushed === null) return null;
+    const holds = d.cost_if_pushed <= d.cost_if_kept + 1e-9 * Math.max(1, Math.abs(d.cost_if_kept));
+    return { holds, text: `cost if pushed = ${num(d.cost_if_pushed)} ${holds ? "≤" : ">"} cost if kept = ${num(d.cost_if_kept)}` };
+  }
+
+  function ruleTest(d) {
+    if (d.lhs === undefined || d.rhs === undefined || d.lhs === null || d.rhs === null) return null;
+    const holds = d.lhs <= d.rhs + 1e-12;
+    return { holds, text: `1 − r = ${ratio(d.lhs)} ${holds ? "≤" : ">"} p·r1 = ${ratio(d.rhs)}` };
+  }
+
+  function verdict(d) {
+    if (d.action === "blocked" || NO_TEST.has(d.reason)) {
       return h("span", { class: "muted" }, d.detail || "rule, no cost test");
     }
-    const holds = d.lhs <= d.rhs;
-    return h("span", { class: "ineq " + (holds ? "holds" : "fails"), title: "1 − r ≤ p · r1" },
-      `1 − r = ${ratio(d.lhs)} ${holds ? "≤" : ">"} p·r1 = ${ratio(d.rhs)}`);
+    const cost = costTest(d), rule = ruleTest(d);
+    const decided = d.action === "pushed" ? "holds" : "fails";
+    if (d.reason === "cheap_predicate") {
+      return h("div", { class: "verdict" },
+        h("span", { class: "ineq " + decided }, "decided by rule: a cheap predicate goes as deep as legal"),
+        cost && !cost.holds ? h("span", { class: "ineq overruled" }, "totals alone would keep it: " + cost.text) : null);
+    }
+    const deciding = cost || rule;
+    if (!deciding) return h("span", { class: "muted" }, d.detail || "rule, no cost test");
+    const other = cost ? rule : null;
+    const agree = !other || other.holds === deciding.holds;
+    return h("div", { class: "verdict" },
+      h("span", { class: "ineq " + decided }, `decided by ${cost ? "total cost" : "local rule"}: ${deciding.text}`),
+      other ? h("span", { class: "ineq " + (agree ? "agrees" : "overruled") },
+        (agree ? "local rule agrees: " : `local rule alone would ${other.holds ? "push" : "keep"} (overruled): `) + other.text) : null);
   }
 
   function decisionTable(decisions) {
     return h("table", { class: "table", id: "decision-log" },
-      h("thead", {}, h("tr", {}, ["Predicate", "Operator", "Action", "Reason", "p", "r", "r1", "1 − r ≤ p · r1"].map((t, i) => h("th", { class: i >= 4 ? (i < 7 ? "num math" : "math") : null }, t)))),
+      h("thead", {}, h("tr", {}, ["Predicate", "Operator", "Action", "Reason", "p", "r", "r1", "What decided"].map((t, i) => h("th", { class: i >= 4 ? (i < 7 ? "num math" : "math") : null }, t)))),
       h("tbody", {}, decisions.length ? decisions.map((d) => h("tr", {},
         h("td", { class: "wrap" }, h("code", {}, d.predicate)),
         h("td", {}, d.operator),
@@ -460,7 +498,7 @@
         h("td", { class: "num" }, ratio(d.p)),
         h("td", { class: "num" }, ratio(d.r)),
         h("td", { class: "num" }, ratio(d.r1)),
-        h("td", {}, inequality(d))
+        h("td", {}, verdict(d))
       )) : h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No filters to place.")))
     );
   }
@@ -475,6 +513,18 @@
         h("td", {}, badge("source", e.source))
       )) : h("tr", {}, h("td", { colspan: 4, class: "muted" }, "No estimates.")))
     );
+  }
+
+  // The statistics an answer used, readably: the analyzed tables and versions, else the request's own catalog.
+  function statisticsUsed(used) {
+    if (used === null || used === undefined || (Array.isArray(used) && !used.length)) return "request catalog only";
+    if (Array.isArray(used)) {
+      return used.map((u) => `${u.table}${u.analyzed_table && u.analyzed_table !== u.table ? " = " + u.analyzed_table : ""} v${u.version}${u.source_changed ? " (source changed)" : ""}`).join(", ");
+    }
+    if (typeof used === "object") {
+      return Object.entries(used).map(([name, ref]) => `${name} = ${ref.ref ?? name} v${ref.version ?? "current"}`).join(", ") || "request catalog only";
+    }
+    return String(used);
   }
 
   function meta(label, value) {
@@ -492,8 +542,8 @@
       $("#drill-title").textContent = [record.pipeline, record.task, record.run].filter(Boolean).join(" / ") || "(no context)";
       $("#drill-meta").replaceChildren(
         meta("id", record.id), meta("when", when(record.created_at) + " UTC"), meta("input", record.input_form),
-        meta("mode", record.mode), meta("model", record.model_version),
-        meta("statistics", record.statistics_version ? JSON.stringify(record.statistics_version) : null),
+        meta("mode", record.mode || "cost (default)"), meta("model", record.model_version),
+        meta("statistics", statisticsUsed(record.statistics_version)),
         meta("took", record.duration_ms === null ? null : decFmt.format(record.duration_ms) + " ms")
       );
       const sections = [
@@ -514,10 +564,11 @@
       // estimated against actual rows, and the task's q-error over runs (feedback.js)
       if (window.PushdownFeedback) sections.splice(3, 0, ...window.PushdownFeedback.drillPanels(record));
       const original = record.request.sql || null;
-      if (original || response.sql) {
+      const toRun = sqlToRun(record.request, response);
+      if (original || toRun) {
         sections.push(h("section", { class: "trees" },
           h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL as sent")), h("pre", { class: "code" }, original || "—")),
-          h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL after")), h("pre", { class: "code" }, response.sql || "—"))));
+          h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL to run"), h("span", { class: "hint" }, "keeps every decision on the engine")), h("pre", { class: "code sql-after" }, toRun || "—"))));
       }
       sections.push(h("article", { class: "panel" },
         h("details", {}, h("summary", {}, "Request and answer (JSON)"),

@@ -48,6 +48,7 @@
     const runs = await api("/api/feedback/runs", { pipeline: record.pipeline, task: record.task });
     chart("chart-qerror", {
       type: "line",
+      empty: "No run of this task has reported feedback yet: POST /feedback/<request id> after a run",
       data: {
         labels: runs.map((r) => r.run || r.created_at.slice(0, 16)),
         datasets: [

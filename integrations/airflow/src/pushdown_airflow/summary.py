@@ -21,11 +21,27 @@ def summarize(answer: Mapping[str, Any]) -> dict[str, Any]:
         "cost_before": cost.get("before", {}).get("total"),
         "cost_after": cost.get("after", {}).get("total"),
         "savings": cost.get("savings"),
-        "sql": answer.get("sql"),
+        "sql": sql_to_run(answer),
         "decisions": dict(Counter(str(d.get("action")) for d in _decision_rows(answer))),
         "warnings": len(answer.get("warnings", [])),
         "model_version": answer.get("model_version"),
     }
+
+
+def sql_to_run(answer: Mapping[str, Any]) -> str | None:
+    """The one query to run: the answer's ``sql``; from a service that predates ``sql_portable`` (whose ``sql`` was
+    the engine-neutral text), the ``spark`` object's, which keeps every decision on Spark.
+
+    >>> sql_to_run({"sql": "SELECT a", "sql_portable": "SELECT b", "spark": {"sql": "SELECT a"}})
+    'SELECT a'
+    >>> sql_to_run({"sql": "SELECT b", "spark": {"sql": "SELECT a"}})
+    'SELECT a'
+    """
+    spark = answer.get("spark")
+    if "sql_portable" not in answer and isinstance(spark, Mapping) and spark.get("sql"):
+        return str(spark["sql"])
+    sql = answer.get("sql")
+    return None if sql is None else str(sql)
 
 
 def _decision_rows(answer: Mapping[str, Any]) -> list[Mapping[str, Any]]:
