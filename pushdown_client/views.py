@@ -48,10 +48,10 @@ def inline_temp_views(spark: SparkSession, sql: str) -> str:
     except sqlglot.errors.ParseError:
         return sql
     own = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    texts: dict[str, exp.Expression] = {}
+    texts: dict[str, exp.Expr] = {}
     order: list[str] = []
 
-    def visit(node: exp.Expression, depth: int) -> None:
+    def visit(node: exp.Expr, depth: int) -> None:
         for table in node.find_all(exp.Table):
             name = table.name.lower()
             if table.args.get("db") or not name or name in own or name in texts or depth > MAX_DEPTH:
