@@ -37,6 +37,7 @@ from costmodel.plan import (
     with_children,
 )
 from costmodel.result import MODEL_VERSION, FullParts, OptimizeResult
+from costmodel.robust import savings_interval
 from costmodel.scan_access import ScanAccess
 from costmodel.unique_ids import unique_node_ids
 from costmodel.wire import plan_from_wire
@@ -102,6 +103,9 @@ def _optimize(
         return _rule_based_instead(plan, catalog, options, sources, result.total_after, baseline)
     if baseline:
         result.baseline_total = rule_based
+        if options.mode == "cost" and work.final is not None:
+            rule_plan = built_plan(work, deepest_placements(work.preds), ScanAccess(work.catalog, work.model))
+            result.savings_interval = savings_interval(work, work.final, rule_plan)
     return result
 
 

@@ -33,6 +33,8 @@ class OptimizeResult:
     scans: list[dict[str, Any]] = field(default_factory=list)
     #: what the plan rule-based pushdown runs (mode ``always``) costs, when asked for (``optimize``)
     baseline_total: float | None = None
+    #: the savings against the baseline with every selectivity at either end of its interval (``costmodel.robust``)
+    savings_interval: tuple[float, float] | None = None
     #: whether the plan held a subquery: only then may the written plan repeat a node id (``unique_node_ids``)
     subqueries: bool = False
     #: the plan as read, its subqueries as written (``original`` has them decided); None: ``original``
@@ -77,7 +79,14 @@ class OptimizeResult:
         """``{"baseline": ...}`` when it was asked for: what rule-based pushdown's plan (mode ``always``) costs."""
         if self.baseline_total is None:
             return {}
-        return {"baseline": {"total": rounded(self.baseline_total, 4), "mode": "always"}}
+        out: dict[str, Any] = {"total": rounded(self.baseline_total, 4), "mode": "always"}
+        interval = self.savings_interval
+        if interval is None and abs(self.baseline_total - self.total_after) <= 1e-9 * max(1.0, self.baseline_total):
+            interval = (0.0, 0.0)  # the plan is the baseline's: nothing to be unsure of
+        if interval is not None:
+            out["savings_interval"] = list(interval)
+            out["on_defaults"] = any(e.get("source") == "default" for e in self.estimates)
+        return {"baseline": out}
 
 
 class FullParts:

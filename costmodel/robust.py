@@ -19,6 +19,7 @@ from costmodel.estimate_types import ColumnInfo, SelectivityEstimate
 from costmodel.expr import Expr
 from costmodel.materialize import placements_of
 from costmodel.passes.work import Work
+from costmodel.plan import Node
 from costmodel.positions import Position, Pred, deepest, iter_region
 from costmodel.rounding import rounded
 
@@ -92,3 +93,35 @@ def _total(work: Work, pred: Pred, cut: list[Position], forms: list[Expr], selec
     estimator = Estimator(columns, (_Fixed(forms, selectivity), *model.estimator.sources))
     what_if = CostModel(work.catalog, work.options, estimator, model.tracked)
     return what_if.total(work.materializer().build(placements_of(work.preds)).root)
+
+
+class _End:
+    """A selectivity source that answers every predicate with one end of its own estimate's interval."""
+
+    name = "what_if"
+
+    def __init__(self, estimator: Estimator, end: str) -> None:
+        self.estimator = estimator
+        self.end = end
+
+    def estimate(self, predicate: Expr, columns: Any) -> SelectivityEstimate | None:
+        known = self.estimator.estimate(predicate)
+        s = known.low if self.end == "low" else known.high
+        return SelectivityEstimate(s, s, s, self.name)
+
+
+def savings_interval(work: Work, ours: Node, baseline: Node) -> tuple[float, float]:
+    """The savings of ``ours`` against ``baseline`` with every selectivity at the low end of its interval, at the
+    high end, and at its estimate: the smallest and the largest of the three. Not a confidence interval in the
+    statistical sense (the ends are not joint probabilities): the range the estimates' own intervals allow."""
+    model = work.model
+    found = [_savings(model.total(baseline), model.total(ours))]
+    for end in ("low", "high"):
+        estimator = Estimator(dict(model.estimator.columns), (_End(model.estimator, end),))
+        what_if = CostModel(work.catalog, work.options, estimator, model.tracked)
+        found.append(_savings(what_if.total(baseline), what_if.total(ours)))
+    return rounded(min(found), 6), rounded(max(found), 6)
+
+
+def _savings(baseline: float, ours: float) -> float:
+    return 0.0 if baseline <= 0 else 1 - ours / baseline

@@ -66,6 +66,10 @@ def add_baseline(response: dict[str, Any]) -> None:
     after = float(cost["after"]["total"])
     baseline = float(cost["baseline"]["total"])
     cost["savings_vs_baseline"] = _savings(baseline, after)
+    interval = cost["baseline"].get("savings_interval")
+    if interval is not None:  # the range the estimates' intervals allow, and whether a default estimate is in it
+        cost["savings_vs_baseline_interval"] = interval
+        cost["savings_rest_on_defaults"] = bool(cost["baseline"].get("on_defaults"))
     cost["savings_vs_written"] = cost.get("savings", _savings(float(cost["before"]["total"]), after))
 
 

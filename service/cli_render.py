@@ -105,9 +105,15 @@ def _savings_lines(cost: dict[str, Any]) -> list[str]:
     if "savings_vs_baseline" not in cost:
         return [f"savings against the query as written: {_percent(written)}"]
     baseline, after = cost.get("baseline", {}).get("total"), cost.get("after", {}).get("total")
+    interval = cost.get("savings_vs_baseline_interval")
+    unsure = ""
+    if isinstance(interval, list) and len(interval) == 2 and interval[0] != interval[1]:
+        unsure = f", {_percent(interval[0])} to {_percent(interval[1])} over the estimates' intervals"
+    if cost.get("savings_rest_on_defaults") and interval != [0.0, 0.0]:
+        unsure += "; rests on default estimates: analyze the tables or run once with feedback to firm it up"
     return [
         f"savings: {_percent(cost['savings_vs_baseline'])} against rule-based pushdown (cost {baseline:,.0f} -> "
-        f"{after:,.0f})",
+        f"{after:,.0f}{unsure})",
         f"savings against the query as written: {_percent(written)}",
     ]
 

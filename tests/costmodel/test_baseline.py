@@ -33,7 +33,8 @@ def _without_baseline(answer: dict[str, Any]) -> dict[str, Any]:
 def test_baseline_is_what_always_mode_costs(name: str, plan: dict[str, Any], tables: dict[str, Any]) -> None:
     answer = optimize_wire(plan, tables, None, baseline=True)
     always = optimize_wire(plan, tables, {"mode": "always"})
-    assert answer["cost"]["baseline"] == {"total": always["cost"]["after"]["total"], "mode": "always"}
+    assert answer["cost"]["baseline"]["total"] == always["cost"]["after"]["total"]
+    assert answer["cost"]["baseline"]["mode"] == "always"
     assert _without_baseline(answer) == optimize_wire(plan, tables)
 
 
