@@ -344,7 +344,11 @@
     return h("article", { class: "card accent" },
       h("h2", {}, "Savings vs rule-based"),
       h("div", { class: "value", "data-testid": "drill-savings-baseline" }, pct(cost.savings_vs_baseline)),
-      h("div", { class: "sub" }, "baseline cost " + num(cost.baseline.total)));
+      h("div", { class: "sub", "data-testid": "drill-savings-range" }, "baseline cost " + num(cost.baseline.total)
+        + (Array.isArray(cost.savings_vs_baseline_interval) && cost.savings_vs_baseline_interval[0] !== cost.savings_vs_baseline_interval[1]
+          ? " · " + pct(cost.savings_vs_baseline_interval[0]) + " to " + pct(cost.savings_vs_baseline_interval[1]) + " over the estimates' intervals"
+          : "")
+        + (cost.savings_rest_on_defaults ? " · rests on default estimates" : "")));
   }
 
   function savingsCell(value) {

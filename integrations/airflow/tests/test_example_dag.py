@@ -23,7 +23,8 @@ def test_example_dag_optimizes_then_counts_rows_on_spark(airflow_db, service_url
     assert task_states(dag_run) == {"describe_tables": "success", "run_on_spark": "success"}
     summary = xcom(dag_run, "run_on_spark")
     uuid.UUID(summary["request_id"])
-    assert summary["cost_after"] < summary["cost_before"] and 0 < summary["savings"] < 1
+    assert summary["cost_after"] < summary["cost_before"] and 0 < summary["savings_vs_written"] < 1
+    assert summary["savings"] == 0.0 and summary["savings_interval"] == [0.0, 0.0]  # the headline: vs rule-based
     assert summary["decisions"].get("pushed", 0) >= 2  # both conjuncts go below the join
     original_sql = dag.params["sql"]
     # Both cheap filters pushed, as Catalyst would: what runs on Spark is the query as written, with no settings;

@@ -135,7 +135,7 @@ class PushdownOptimizeOperator(BaseOperator):
 
     def _finish(self, summary: dict[str, Any], warnings: list[Any]) -> dict[str, Any]:
         self.log.info(
-            "pushdown request %s: cost %s -> %s (savings %.1f%%), decisions %s",
+            "pushdown request %s: cost %s -> %s (savings %.1f%% against rule-based pushdown), decisions %s",
             summary["request_id"],
             summary["cost_before"],
             summary["cost_after"],

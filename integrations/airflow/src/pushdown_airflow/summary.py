@@ -10,17 +10,27 @@ from typing import Any
 def summarize(answer: Mapping[str, Any]) -> dict[str, Any]:
     """What goes to XCom: ids, cost before and after, savings, the rewritten SQL and a count of decisions.
 
+    ``savings`` is the headline everywhere: against rule-based pushdown (what Spark runs without us) when the
+    answer has it, with the range its estimates allow and whether it rests on default estimates; the figure
+    against the query as written is ``savings_vs_written``.
+
     >>> s = summarize({"request_id": "r1", "cost": {"before": {"total": 10.0}, "after": {"total": 4.0},
-    ...                "savings": 0.6}, "decisions": [{"action": "pushed"}, {"action": "kept"}], "sql": "SELECT 1"})
-    >>> s["cost_before"], s["cost_after"], s["savings"], s["decisions"]
-    (10.0, 4.0, 0.6, {'pushed': 1, 'kept': 1})
+    ...                "savings": 0.6, "savings_vs_baseline": 0.2, "savings_vs_baseline_interval": [0.1, 0.3],
+    ...                "savings_rest_on_defaults": True},
+    ...                "decisions": [{"action": "pushed"}, {"action": "kept"}], "sql": "SELECT 1"})
+    >>> s["savings"], s["savings_interval"], s["savings_rest_on_defaults"], s["savings_vs_written"], s["decisions"]
+    (0.2, [0.1, 0.3], True, 0.6, {'pushed': 1, 'kept': 1})
     """
     cost = answer.get("cost", {})
+    written = cost.get("savings_vs_written", cost.get("savings"))
     return {
         "request_id": answer.get("request_id"),
         "cost_before": cost.get("before", {}).get("total"),
         "cost_after": cost.get("after", {}).get("total"),
-        "savings": cost.get("savings"),
+        "savings": cost.get("savings_vs_baseline", written),
+        "savings_interval": cost.get("savings_vs_baseline_interval"),
+        "savings_rest_on_defaults": cost.get("savings_rest_on_defaults"),
+        "savings_vs_written": written,
         "sql": sql_to_run(answer),
         "decisions": dict(Counter(str(d.get("action")) for d in _decision_rows(answer))),
         "warnings": len(answer.get("warnings", [])),
