@@ -130,6 +130,8 @@ class QueryBuilder(ExprBuilder):
             _refuse_pivot(src)
             if src.args.get("joins") or src.args.get("laterals"):
                 raise unsupported("nested joins on a table", src)
+            if src.args.get("sample"):  # a plan without it would return other rows: refused, never dropped
+                raise unsupported("TABLESAMPLE", src)
             alias = src.alias_or_name
             cte = ctes.get(src.name.lower()) if not src.db else None
             if cte is not None:
@@ -143,6 +145,8 @@ class QueryBuilder(ExprBuilder):
             return node
         if isinstance(src, exp.Subquery):
             _refuse_pivot(src)
+            if src.args.get("sample"):
+                raise unsupported("TABLESAMPLE", src)
             if src.args.get("joins"):
                 raise unsupported("parenthesised join in FROM", src)
             inner = self.query(src.this, ctes)

@@ -60,6 +60,8 @@ REFUSED: list[tuple[str, str]] = [
     ("SELECT count(*) FROM t GROUP BY CUBE (a, b, c, d, e, a + 1, c + 1, e + 1, b || 'x', d + 1, a * 2)", "CUBE"),
     ("SELECT * FROM (SELECT b, c FROM t) PIVOT (sum(c) FOR b IN ('x', 'y'))", "PIVOT"),
     ("SELECT * FROM t UNPIVOT (val FOR col IN (a, c))", "UNPIVOT"),
+    ("SELECT a FROM t TABLESAMPLE (10 PERCENT) WHERE a > 1", "TABLESAMPLE"),
+    ("SELECT t.a FROM t JOIN u TABLESAMPLE (5 PERCENT) ON t.a = u.a", "TABLESAMPLE"),
     ("WITH RECURSIVE r AS (SELECT 1 AS n FROM t) SELECT n FROM r", "RECURSIVE"),
     ("SELECT a, p, x FROM t LATERAL VIEW posexplode(array(1, 2)) q AS p, x", "LATERAL VIEW POSEXPLODE"),
     ("SELECT 1", "without FROM"),
