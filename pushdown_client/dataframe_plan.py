@@ -1,0 +1,497 @@
+"""A PySpark DataFrame's analyzed logical plan, read through py4j, as the service's wire plan (docs/dataframe.md).
+
+``translate(df)`` walks ``df._jdf.queryExecution().analyzed()`` top-down and writes each node the wire format has
+(filter, project, join, aggregate, sort, limit, union, distinct; a Python UDF as ``{"fn": "udf"}``). A relation
+that is not one of those nodes (a Parquet file, a table, ``spark.range``, in-memory rows, a cached DataFrame, a
+node or an expression this reader does not know) becomes a *leaf*: a scan of a table with a made-up name, its
+columns declared in the request's catalog, kept by reference as the DataFrame of its own sub-plan
+(``Dataset.ofRows``). Nothing moves into a leaf, so whatever the reader does not understand stays where it was;
+a filter the service pushes onto a leaf's scan is applied on top of it. A sub-plan the session has cached is
+always a leaf, whole, so that Spark's cache lookup still finds it.
+
+Every column is named by the node that makes it: leaves by their own names (renamed where a name is not a plain
+identifier or repeats), projections and aggregates with names unique within their output, and a join side whose
+columns carry no table qualifier is wrapped in an ``alias``; so every reference in the wire plan is unambiguous
+whatever the DataFrame's own names were. The final column names are put back by the runner (position by
+position).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pushdown_client.spark_runner import wire_type
+
+#: leaf tables are named ``__pushdown_<what>_<n>``: never a name of the caller's (docs/dataframe.md)
+LEAF_PREFIX = "__pushdown_"
+UDF_PREFIX = "__pushdown_udf_"
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BINARY = {
+    "EqualTo": "=",
+    "EqualNullSafe": "<=>",
+    "LessThan": "<",
+    "LessThanOrEqual": "<=",
+    "GreaterThan": ">",
+    "GreaterThanOrEqual": ">=",
+    "Add": "+",
+    "Subtract": "-",
+    "Multiply": "*",
+    "Divide": "/",
+    "Remainder": "%",
+}
+_NARY = {"And": "and", "Or": "or", "Not": "not", "IsNull": "is_null", "IsNotNull": "is_not_null", "UnaryMinus": "neg"}
+_LITERAL_TYPES = {
+    "int": "int",
+    "integer": "int",
+    "bigint": "bigint",
+    "smallint": "smallint",
+    "tinyint": "tinyint",
+    "double": "double",
+    "float": "float",
+    "string": "string",
+    "boolean": "boolean",
+}
+_AGGREGATES = {"count", "sum", "avg", "min", "max"}
+#: relations that are always leaves, whatever they hold
+_PASS_THROUGH = {"SubqueryAlias", "View"}
+
+
+class Unsupported(Exception):
+    """A node or expression the wire format cannot carry: its node becomes a leaf."""
+
+
+@dataclass
+class Leaf:
+    """A relation the wire plan scans by ``table``: the DataFrame of its sub-plan, columns renamed as declared."""
+
+    table: str
+    label: str
+    jdf: Any
+    columns: list[tuple[str, str]]
+    original_names: list[str]
+    row_count: int | None
+    cached: bool
+
+
+@dataclass
+class Udf:
+    """A Python UDF the plan calls, by the name the wire plan gives it, and the PythonUDF expression it came from."""
+
+    name: str
+    expression: Any
+    cost: float | None
+
+
+@dataclass
+class Translation:
+    plan: dict[str, Any]
+    leaves: list[Leaf]
+    udfs: dict[str, Udf]
+    #: sub-plans that became leaves for a reason worth telling (an unknown node or expression)
+    opaque: list[str] = field(default_factory=list)
+
+    def catalog(self) -> dict[str, Any]:
+        tables: dict[str, Any] = {}
+        for leaf in self.leaves:
+            entry: dict[str, Any] = {"columns": [{"name": n, "type": t} for n, t in leaf.columns]}
+            if leaf.row_count is not None:
+                entry["row_count"] = leaf.row_count
+            tables[leaf.table] = entry
+        return {"tables": tables}
+
+
+def _class(obj: Any) -> str:
+    return str(obj.getClass().getSimpleName())
+
+
+def _seq(scala_seq: Any) -> list[Any]:
+    out = []
+    it = scala_seq.iterator()
+    while it.hasNext():
+        out.append(it.next())
+    return out
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_") or "t"
+
+
+class Translator:
+    """One DataFrame's plan to wire; ``functions`` carries declared UDF costs (by the UDF's name)."""
+
+    def __init__(self, spark: Any, functions: Mapping[Any, Mapping[str, Any]]) -> None:
+        self.spark = spark
+        self.jsession = spark._jsparkSession
+        self.cache = self.jsession.sharedState().cacheManager()
+        #: declarations by the UDF's own name, and by the UDF object itself (its JVM function)
+        self.functions: dict[str, dict[str, Any]] = {}
+        self.by_function: list[tuple[Any, dict[str, Any]]] = []
+        for key, given in functions.items():
+            spec = dict(given)
+            udf_object = spec.pop("udf", None)
+            if isinstance(key, str):
+                self.functions[key.lower()] = spec
+            else:
+                udf_object = key
+            if udf_object is not None:
+                self.by_function.append((getattr(udf_object, "_unwrapped", udf_object)._judf.func(), spec))
+        self.leaves: list[Leaf] = []
+        self.udfs: dict[str, Udf] = {}
+        self.opaque: list[str] = []
+        #: expression id -> the wire reference of that column where it is read now
+        self.refs: dict[int, str] = {}
+        self.qualifiers = 0
+
+    # ------------------------------------------------------------------ nodes
+
+    def translate(self, jdf: Any) -> Translation:
+        plan = self.node(jdf.queryExecution().analyzed(), None)
+        return Translation(plan, self.leaves, self.udfs, self.opaque)
+
+    def node(self, plan: Any, label: str | None) -> dict[str, Any]:
+        kind = _class(plan)
+        if self.cache.lookupCachedData(self.jsession, plan).isDefined():
+            return self.leaf(plan, label or "cached", cached=True)
+        if kind in _PASS_THROUGH:
+            name = label
+            if kind == "SubqueryAlias":
+                name = str(plan.alias())
+            return self.node(plan.child(), name)
+        handler = getattr(self, f"_{kind}", None)
+        if handler is None:
+            return self.leaf(plan, label)
+        saved = (dict(self.refs), len(self.leaves), dict(self.udfs), self.qualifiers)
+        try:
+            return handler(plan)
+        except Unsupported as why:
+            self.refs, kept, self.udfs, self.qualifiers = saved
+            del self.leaves[kept:]
+            self.opaque.append(f"{kind}: {why}")
+            return self.leaf(plan, label)
+
+    def leaf(self, plan: Any, label: str | None, cached: bool = False) -> dict[str, Any]:
+        number = len(self.leaves) + 1
+        label = _safe(label or _leaf_label(plan))
+        table = f"{LEAF_PREFIX}{label}_{number}"
+        alias = f"t{number}"
+        attributes = _seq(plan.output())
+        names: list[str] = []
+        seen: set[str] = set()
+        for i, attribute in enumerate(attributes):
+            name = str(attribute.name())
+            if not _IDENT.match(name) or name.lower() in seen:
+                name = f"c{i}_{_safe(name)}"
+            seen.add(name.lower())
+            names.append(name)
+            self.refs[attribute.exprId().id()] = f"{alias}.{name}"
+        jdf = self.spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(self.jsession, plan)
+        original = [str(a.name()) for a in attributes]
+        columns = [
+            (n, wire_type(_python_type(self.spark, a.dataType()))) for n, a in zip(names, attributes, strict=True)
+        ]
+        self.leaves.append(Leaf(table, label, jdf, columns, original, _row_count(plan), cached))
+        return {"op": "scan", "table": table, "alias": alias}
+
+    def _Filter(self, plan: Any) -> dict[str, Any]:
+        child = self.node(plan.child(), None)
+        return {"op": "filter", "predicate": self.expr(plan.condition()), "input": child}
+
+    def _Project(self, plan: Any) -> dict[str, Any]:
+        child = self.node(plan.child(), None)
+        exprs = self.named_outputs(_seq(plan.projectList()), lambda e: self.expr(e))
+        return {"op": "project", "exprs": exprs, "input": child}
+
+    def named_outputs(self, items: list[Any], write: Any, taken: set[str] | None = None) -> list[dict[str, Any]]:
+        """``{"expr", "as"}`` per named expression, each output name unique (case-insensitively) and a plain
+        identifier; the references above follow (a column passed through keeps its qualifier)."""
+        out: list[dict[str, Any]] = []
+        updates: dict[int, str] = {}
+        taken = set() if taken is None else taken
+        for i, item in enumerate(items):
+            name = str(item.name())
+            if not _IDENT.match(name) or name.lower() in taken:
+                name = f"c{i}_{_safe(name)}"
+                while name.lower() in taken:
+                    name += "_"
+            taken.add(name.lower())
+            inner = item.child() if _class(item) == "Alias" else item
+            expr = write(inner)
+            ref = expr.get("col") if _class(item) == "AttributeReference" else None
+            if (
+                isinstance(ref, str)
+                and ref.rpartition(".")[2].lower() == name.lower()
+                and ref.rpartition(".")[2] == name
+            ):
+                updates[item.exprId().id()] = ref
+            else:
+                updates[item.exprId().id()] = name
+            out.append({"expr": expr, "as": name})
+        self.refs.update(updates)
+        return out
+
+    def _Join(self, plan: Any) -> dict[str, Any]:
+        join_type = _join_type(plan.joinType())
+        left = self.side(plan.left())
+        right = self.side(plan.right())
+        node: dict[str, Any] = {"op": "join", "type": join_type, "left": left, "right": right}
+        condition = plan.condition()
+        if condition.isDefined():
+            node["on"] = self.expr(condition.get())
+        elif join_type not in ("cross", "inner"):
+            raise Unsupported(f"a {join_type} join without a condition")
+        if join_type == "inner" and "on" not in node:
+            node["type"] = "cross"
+        return node
+
+    def side(self, plan: Any) -> dict[str, Any]:
+        """A join input whose every column is read through a table qualifier (wrapped in an alias if not)."""
+        node = self.node(plan, None)
+        ids = [a.exprId().id() for a in _seq(plan.output())]
+        if all("." in self.refs[i] for i in ids):
+            return node
+        self.qualifiers += 1
+        qualifier = f"q{self.qualifiers}"
+        for i in ids:
+            self.refs[i] = f"{qualifier}.{self.refs[i].rpartition('.')[2]}"
+        return {"op": "alias", "name": qualifier, "input": node}
+
+    def _Aggregate(self, plan: Any) -> dict[str, Any]:
+        child = self.node(plan.child(), None)
+        keys = _seq(plan.groupingExpressions())
+        group_by: list[Any] = []
+        key_refs: list[str] = []
+        taken: set[str] = set()
+        for i, key in enumerate(keys):
+            written = self.expr(key)
+            if "col" in written:
+                group_by.append(written)
+                key_refs.append(written["col"])
+                taken.add(written["col"].rpartition(".")[2].lower())
+            else:
+                name = f"g{i}__key"
+                group_by.append({"expr": written, "as": name})
+                key_refs.append(name)
+                taken.add(name)
+        aggregates: list[dict[str, Any]] = []
+
+        def above(expr: Any) -> dict[str, Any]:
+            for key, ref in zip(keys, key_refs, strict=True):
+                if expr.semanticEquals(key):
+                    return {"col": ref}
+            if _class(expr) == "AggregateExpression":
+                name = f"a{len(aggregates)}__agg"
+                aggregates.append({"expr": self.aggregate(expr), "as": name})
+                return {"col": name}
+            if _class(expr) == "AttributeReference":
+                raise Unsupported(f"{expr.name()} is neither grouped nor aggregated")
+            return self.call(expr, above)
+
+        items = _seq(plan.aggregateExpressions())
+        node: dict[str, Any] = {"op": "aggregate", "group_by": group_by, "aggregates": aggregates, "input": child}
+        exprs = self.named_outputs(items, above)
+        return {"op": "project", "exprs": exprs, "input": node}
+
+    def aggregate(self, expr: Any) -> dict[str, Any]:
+        function = expr.aggregateFunction()
+        name = str(function.prettyName()).lower()
+        if name not in _AGGREGATES or expr.filter().isDefined():
+            raise Unsupported(f"aggregate {function.sql()}")
+        args = _seq(function.children())
+        star = len(args) == 1 and _class(args[0]) == "Literal" and args[0].value() is not None
+        if name == "count" and star and not expr.isDistinct():
+            return {"fn": "count", "args": []}
+        written: dict[str, Any] = {"fn": name, "args": [self.expr(a) for a in args]}
+        if expr.isDistinct():
+            written["distinct"] = True
+        return written
+
+    def _Sort(self, plan: Any) -> dict[str, Any]:
+        if not plan.isGlobal():
+            raise Unsupported("sortWithinPartitions")
+        child = self.node(plan.child(), None)
+        return {"op": "sort", "keys": [self.sort_key(o) for o in _seq(plan.order())], "input": child}
+
+    def sort_key(self, order: Any) -> dict[str, Any]:
+        return {
+            "expr": self.expr(order.child()),
+            "desc": str(order.direction().sql()) == "DESC",
+            "nulls_first": str(order.nullOrdering().sql()) == "NULLS FIRST",
+        }
+
+    def _GlobalLimit(self, plan: Any) -> dict[str, Any]:
+        local = plan.child()
+        count = plan.limitExpr()
+        if _class(local) != "LocalLimit" or _class(count) != "Literal":
+            raise Unsupported("a limit that is not a literal")
+        child = self.node(local.child(), None)
+        return {"op": "limit", "count": int(count.value()), "input": child}
+
+    def _Distinct(self, plan: Any) -> dict[str, Any]:
+        return {"op": "distinct", "input": self.node(plan.child(), None)}
+
+    def _Deduplicate(self, plan: Any) -> dict[str, Any]:
+        keys = {k.exprId().id() for k in _seq(plan.keys())}
+        if keys != {a.exprId().id() for a in _seq(plan.child().output())}:
+            raise Unsupported("dropDuplicates on a subset of the columns")
+        return self._Distinct(plan)
+
+    def _Union(self, plan: Any) -> dict[str, Any]:
+        if plan.byName() or plan.allowMissingCol():
+            raise Unsupported("unionByName")
+        inputs = [self.node(child, None) for child in _seq(plan.children())]
+        first = _seq(_seq(plan.children())[0].output())
+        names = [self.refs[a.exprId().id()].rpartition(".")[2].lower() for a in first]
+        if len(set(names)) != len(names):
+            raise Unsupported("a union whose first input repeats a column name")
+        for theirs, ours in zip(first, _seq(plan.output()), strict=True):
+            self.refs[ours.exprId().id()] = self.refs[theirs.exprId().id()].rpartition(".")[2]
+        return {"op": "union", "all": True, "inputs": inputs}
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, expr: Any) -> dict[str, Any]:
+        return self.call(expr, self.expr)
+
+    def call(self, expr: Any, sub: Any) -> dict[str, Any]:
+        kind = _class(expr)
+        if kind == "AttributeReference":
+            ref = self.refs.get(expr.exprId().id())
+            if ref is None:
+                raise Unsupported(f"column {expr.name()} is read from outside its input")
+            return {"col": ref}
+        if kind == "Alias":
+            return sub(expr.child())
+        if kind == "Literal":
+            return _literal(expr)
+        args = [sub(c) for c in _seq(expr.children())] if kind != "PythonUDF" else None
+        if kind in _BINARY:
+            return {"fn": _BINARY[kind], "args": args}
+        if kind in _NARY:
+            return {"fn": _NARY[kind], "args": args}
+        if kind == "In":
+            return {"fn": "in", "args": args}
+        if kind == "Cast":
+            if str(expr.evalMode()) == "TRY":
+                raise Unsupported("try_cast")
+            return {"fn": "cast", "args": args, "type": wire_type(_python_type(self.spark, expr.dataType()))}
+        if kind == "Like" and str(expr.escapeChar()) == "\\":
+            return {"fn": "like", "args": args}
+        if kind == "CaseWhen":
+            return {"fn": "case", "args": args}
+        if kind == "PythonUDF":
+            return self.udf(expr, sub)
+        return self.builtin(expr, args or [])
+
+    def builtin(self, expr: Any, args: list[Any]) -> dict[str, Any]:
+        """A Spark function in plain call form (``name(arg, ...)``, read off its SQL): the service knows it, or
+        takes it for an opaque function that stays where it is."""
+        name = str(expr.prettyName())
+        children = [str(c.sql()) for c in _seq(expr.children())]
+        if not _IDENT.match(name) or str(expr.sql()).lower() != f"{name}({', '.join(children)})".lower():
+            raise Unsupported(f"expression {expr.sql()}")
+        if expr.getClass().getName().endswith("AggregateExpression"):
+            raise Unsupported("an aggregate outside an aggregation")
+        return {"fn": name.lower(), "args": args}
+
+    def udf(self, expr: Any, sub: Any) -> dict[str, Any]:
+        if int(expr.evalType()) not in (100, 101, 200):  # batched Python, Arrow-batched Python, scalar pandas
+            raise Unsupported(f"Python UDF {expr.name()} of eval type {expr.evalType()}")
+        own = str(expr.name())
+        for udf in self.udfs.values():
+            if udf.expression.func().equals(expr.func()):
+                name = udf.name
+                break
+        else:
+            name = f"{UDF_PREFIX}{_safe(own)}"
+            while name in self.udfs:
+                name += "_"
+            declared = self.functions.get(own.lower(), {})
+            for function, spec in self.by_function:
+                if function.equals(expr.func()):
+                    declared = spec
+            self.udfs[name] = Udf(name, expr, declared.get("cost"))
+        written: dict[str, Any] = {
+            "fn": "udf",
+            "name": name,
+            "args": [sub(c) for c in _seq(expr.children())],
+            "deterministic": bool(expr.udfDeterministic()),
+        }
+        if self.udfs[name].cost is not None:
+            written["cost"] = self.udfs[name].cost
+        return written
+
+
+def _literal(expr: Any) -> dict[str, Any]:
+    type_name = str(expr.dataType().simpleString())
+    wire = _LITERAL_TYPES.get(type_name)
+    if wire is None:
+        raise Unsupported(f"a {type_name} literal")
+    value = expr.value()
+    if value is None:
+        return {"lit": None, "type": wire}
+    if wire == "string":
+        return {"lit": str(value.toString()), "type": wire}
+    if wire in ("double", "float"):
+        number = float(value)
+        if number != number or number in (float("inf"), float("-inf")):
+            raise Unsupported("a NaN or infinite literal")
+        return {"lit": number, "type": wire}
+    return {"lit": value, "type": wire}
+
+
+def _join_type(join_type: Any) -> str:
+    text = str(join_type.sql()).upper()
+    types = {"INNER": "inner", "CROSS": "cross", "LEFT OUTER": "left", "RIGHT OUTER": "right", "FULL OUTER": "full"}
+    types |= {"LEFT SEMI": "semi", "LEFT ANTI": "anti"}
+    if text not in types:
+        raise Unsupported(f"a {text} join")
+    return types[text]
+
+
+def _python_type(spark: Any, jtype: Any) -> Any:
+    from pyspark.sql.types import _parse_datatype_json_string
+
+    return _parse_datatype_json_string(jtype.json())
+
+
+def _row_count(plan: Any) -> int | None:
+    """Spark's own row count of a leaf where it has one (an analyzed table, ``range``, in-memory rows); else
+    an estimate from its size in bytes and its rows' width (files), rough but better than none."""
+    try:
+        stats = plan.stats()
+        if stats.rowCount().isDefined():
+            return int(stats.rowCount().get().toString())
+        if _class(plan) == "LocalRelation":
+            return int(plan.data().size())
+        width = sum(int(a.dataType().defaultSize()) for a in _seq(plan.output())) or 8
+        size = int(stats.sizeInBytes().toString())
+        return max(1, size // width) if size < 2**62 else None
+    except Exception:  # noqa: BLE001 - statistics are a hint
+        return None
+
+
+def _leaf_label(plan: Any) -> str:
+    """A readable name for a leaf: its table, its file's name, or what kind of relation it is."""
+    kind = _class(plan)
+    try:
+        if kind == "LogicalRelation":
+            table = plan.catalogTable()
+            if table.isDefined():
+                return str(table.get().identifier().table())
+            paths = _seq(plan.relation().location().rootPaths())
+            if paths:
+                return str(paths[0].getName()).split(".")[0]
+        if kind == "HiveTableRelation":
+            return str(plan.tableMeta().identifier().table())
+    except Exception:  # noqa: BLE001 - only a label
+        pass
+    return {"LocalRelation": "local", "Range": "range", "LogicalRDD": "rdd"}.get(kind, kind.lower())
+
+
+def translate(df: Any, functions: Mapping[Any, Mapping[str, Any]] | None = None) -> Translation:
+    """``df``'s analyzed plan as a wire plan, with its leaves and Python UDFs (see the module's docstring)."""
+    return Translator(df.sparkSession, dict(functions or {})).translate(df._jdf)
