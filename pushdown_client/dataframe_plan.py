@@ -167,10 +167,10 @@ class Translator:
         saved = (dict(self.refs), len(self.leaves), dict(self.udfs), self.qualifiers)
         try:
             return handler(plan)
-        except Unsupported as why:
+        except Exception as why:  # noqa: BLE001 - Unsupported, or a plan this Spark version spells otherwise
             self.refs, kept, self.udfs, self.qualifiers = saved
             del self.leaves[kept:]
-            self.opaque.append(f"{kind}: {why}")
+            self.opaque.append(f"{kind}: {str(why).splitlines()[0][:200] if str(why) else type(why).__name__}")
             return self.leaf(plan, label)
 
     def leaf(self, plan: Any, label: str | None, cached: bool = False) -> dict[str, Any]:
@@ -310,7 +310,7 @@ class Translator:
         return written
 
     def _Sort(self, plan: Any) -> dict[str, Any]:
-        if not plan.isGlobal():
+        if not getattr(plan, "global")():
             raise Unsupported("sortWithinPartitions")
         child = self.node(plan.child(), None)
         return {"op": "sort", "keys": [self.sort_key(o) for o in _seq(plan.order())], "input": child}
