@@ -103,14 +103,12 @@ def optimize_dataframe(df: DataFrame, **kwargs: Any) -> DataFrame:
 
 def check_classic(df: Any) -> None:
     """Raise ``SparkConnectUnsupported`` unless ``df`` is a classic (py4j) PySpark DataFrame."""
-    connect: Any = None
-    try:
-        from pyspark.sql.connect.dataframe import DataFrame as connect_frame
-
-        connect = connect_frame
-    except ImportError:  # Spark Connect's client dependencies are not installed: no connect DataFrame exists
-        connect = None
-    if (connect is not None and isinstance(df, connect)) or getattr(df, "_jdf", None) is None:
+    # Not ``isinstance`` against pyspark.sql.connect's class: importing it without Spark Connect's dependencies
+    # (grpc) fails, and in some interpreters exits the process (its doctest check).
+    connect = any(k.__module__.startswith("pyspark.sql.connect") for k in type(df).__mro__)
+    if not connect and getattr(df, "_jdf", None) is None:
+        raise TypeError(f"expected a PySpark DataFrame, got {type(df).__module__}.{type(df).__name__}")
+    if connect:
         raise SparkConnectUnsupported(
             "optimize_dataframe reads the DataFrame's plan from the JVM through py4j, and a Spark Connect "
             f"DataFrame ({type(df).__module__}.{type(df).__name__}) has none: run the pipeline on a classic "
