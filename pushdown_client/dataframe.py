@@ -84,15 +84,18 @@ def run_dataframe(
     )
     spark = df.sparkSession
     target = answer.get("spark")
+    reports = feedback and client.url is not None
     if target is None or (not target.get("barriers") and not target.get("conf")):
-        run = DataFrameRun(spark, answer, df)
-        run.translation, run.as_written = translation, True
-        return run
-    frame = conform_exactly(apply_sql(spark, translation, target["sql"]), df.schema)
-    run = DataFrameRun(
-        spark, answer, frame, dict(target.get("conf") or {}), client if feedback else None, request_catalog
-    )
-    run.translation = translation
+        if reports and target is not None:  # the caller's DataFrame runs; its scans still map onto the answer
+            apply_sql(spark, translation, None, locate=True)
+        frame = df
+    else:
+        applied = apply_sql(spark, translation, target["sql"], locate=reports)
+        assert applied is not None
+        frame = conform_exactly(applied, df.schema)
+    conf = dict(target.get("conf") or {}) if target is not None else {}
+    run = DataFrameRun(spark, answer, frame, conf, client if feedback else None, request_catalog)
+    run.translation, run.as_written = translation, frame is df
     return run
 
 
@@ -116,10 +119,13 @@ def check_classic(df: Any) -> None:
         )
 
 
-def apply_sql(spark: Any, translation: Translation, sql: str) -> DataFrame:
+def apply_sql(spark: Any, translation: Translation, sql: str | None, locate: bool = False) -> DataFrame | None:
     """``spark.sql(sql)`` analyzed with the leaves as temporary views and the UDFs as temporary functions, which
     are dropped again before this returns (through the session catalog: the public ``dropTempView`` uncaches a
-    view's plan, and a leaf's plan may be the caller's cached DataFrame)."""
+    view's plan, and a leaf's plan may be the caller's cached DataFrame).
+
+    ``locate``: also remember what each leaf's scan reads while its name resolves, so that feedback can map the
+    run's scans onto the answer's plan after the names are gone (``pushdown_client.feedback.spark``)."""
     from pyspark.sql import DataFrame
 
     jsession = spark._jsparkSession
@@ -148,7 +154,11 @@ def apply_sql(spark: Any, translation: Translation, sql: str) -> DataFrame:
                 )
                 jsession.udf().registerPython(udf.name, function)
                 functions.append(udf.name)
-            return spark.sql(sql)
+            if locate:
+                from pushdown_client.feedback.spark import table_identities
+
+                table_identities(spark, set(views))
+            return spark.sql(sql) if sql is not None else None
         finally:
             for name in views:
                 session_catalog.dropTempView(name)
