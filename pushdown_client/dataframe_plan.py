@@ -18,18 +18,31 @@ position).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from pushdown_client.dataframe_jvm import (
+    IDENT,
+    Leaf,
+    Translation,
+    Udf,
+    Unsupported,
+    cached_row_count,
+    join_type,
+    leaf_label,
+    literal,
+    python_type,
+    row_count,
+    safe,
+    seq,
+    simple_name,
+)
 from pushdown_client.spark_runner import wire_type
 
 #: leaf tables are named ``__pushdown_<what>_<n>``: never a name of the caller's (docs/dataframe.md)
 LEAF_PREFIX = "__pushdown_"
 UDF_PREFIX = "__pushdown_udf_"
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BINARY = {
     "EqualTo": "=",
     "EqualNullSafe": "<=>",
@@ -44,80 +57,9 @@ _BINARY = {
     "Remainder": "%",
 }
 _NARY = {"And": "and", "Or": "or", "Not": "not", "IsNull": "is_null", "IsNotNull": "is_not_null", "UnaryMinus": "neg"}
-_LITERAL_TYPES = {
-    "int": "int",
-    "integer": "int",
-    "bigint": "bigint",
-    "smallint": "smallint",
-    "tinyint": "tinyint",
-    "double": "double",
-    "float": "float",
-    "string": "string",
-    "boolean": "boolean",
-}
 _AGGREGATES = {"count", "sum", "avg", "min", "max"}
-#: relations that are always leaves, whatever they hold
+#: nodes read through: a view and its name (the name labels a leaf right below)
 _PASS_THROUGH = {"SubqueryAlias", "View"}
-
-
-class Unsupported(Exception):
-    """A node or expression the wire format cannot carry: its node becomes a leaf."""
-
-
-@dataclass
-class Leaf:
-    """A relation the wire plan scans by ``table``: the DataFrame of its sub-plan, columns renamed as declared."""
-
-    table: str
-    label: str
-    jdf: Any
-    columns: list[tuple[str, str]]
-    original_names: list[str]
-    row_count: int | None
-    cached: bool
-
-
-@dataclass
-class Udf:
-    """A Python UDF the plan calls, by the name the wire plan gives it, and the PythonUDF expression it came from."""
-
-    name: str
-    expression: Any
-    cost: float | None
-
-
-@dataclass
-class Translation:
-    plan: dict[str, Any]
-    leaves: list[Leaf]
-    udfs: dict[str, Udf]
-    #: sub-plans that became leaves for a reason worth telling (an unknown node or expression)
-    opaque: list[str] = field(default_factory=list)
-
-    def catalog(self) -> dict[str, Any]:
-        tables: dict[str, Any] = {}
-        for leaf in self.leaves:
-            entry: dict[str, Any] = {"columns": [{"name": n, "type": t} for n, t in leaf.columns]}
-            if leaf.row_count is not None:
-                entry["row_count"] = leaf.row_count
-            tables[leaf.table] = entry
-        return {"tables": tables}
-
-
-def _class(obj: Any) -> str:
-    return str(obj.getClass().getSimpleName())
-
-
-def _seq(scala_seq: Any) -> list[Any]:
-    out = []
-    it = scala_seq.iterator()
-    while it.hasNext():
-        out.append(it.next())
-    return out
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_") or "t"
 
 
 class Translator:
@@ -153,7 +95,7 @@ class Translator:
         return Translation(plan, self.leaves, self.udfs, self.opaque)
 
     def node(self, plan: Any, label: str | None) -> dict[str, Any]:
-        kind = _class(plan)
+        kind = simple_name(plan)
         if self.cache.lookupCachedData(self.jsession, plan).isDefined():
             return self.leaf(plan, label or "cached", cached=True)
         if kind in _PASS_THROUGH:
@@ -175,25 +117,27 @@ class Translator:
 
     def leaf(self, plan: Any, label: str | None, cached: bool = False) -> dict[str, Any]:
         number = len(self.leaves) + 1
-        label = _safe(label or _leaf_label(plan))
+        label = safe(label or leaf_label(plan))
         table = f"{LEAF_PREFIX}{label}_{number}"
         alias = f"t{number}"
-        attributes = _seq(plan.output())
+        attributes = seq(plan.output())
         names: list[str] = []
         seen: set[str] = set()
         for i, attribute in enumerate(attributes):
             name = str(attribute.name())
-            if not _IDENT.match(name) or name.lower() in seen:
-                name = f"c{i}_{_safe(name)}"
+            if not IDENT.match(name) or name.lower() in seen:
+                name = f"c{i}_{safe(name)}"
             seen.add(name.lower())
             names.append(name)
             self.refs[attribute.exprId().id()] = f"{alias}.{name}"
         jdf = self.spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(self.jsession, plan)
         original = [str(a.name()) for a in attributes]
         columns = [
-            (n, wire_type(_python_type(self.spark, a.dataType()))) for n, a in zip(names, attributes, strict=True)
+            (n, wire_type(python_type(self.spark, a.dataType()))) for n, a in zip(names, attributes, strict=True)
         ]
-        self.leaves.append(Leaf(table, label, jdf, columns, original, _row_count(plan), cached))
+        rows = cached_row_count(self.cache.lookupCachedData(self.jsession, plan)) if cached else None
+        rows = row_count(plan) if rows is None else rows
+        self.leaves.append(Leaf(table, label, jdf, columns, original, rows, cached))
         return {"op": "scan", "table": table, "alias": alias}
 
     def _Filter(self, plan: Any) -> dict[str, Any]:
@@ -202,7 +146,7 @@ class Translator:
 
     def _Project(self, plan: Any) -> dict[str, Any]:
         child = self.node(plan.child(), None)
-        exprs = self.named_outputs(_seq(plan.projectList()), lambda e: self.expr(e))
+        exprs = self.named_outputs(seq(plan.projectList()), lambda e: self.expr(e))
         return {"op": "project", "exprs": exprs, "input": child}
 
     def named_outputs(self, items: list[Any], write: Any, taken: set[str] | None = None) -> list[dict[str, Any]]:
@@ -213,14 +157,14 @@ class Translator:
         taken = set() if taken is None else taken
         for i, item in enumerate(items):
             name = str(item.name())
-            if not _IDENT.match(name) or name.lower() in taken:
-                name = f"c{i}_{_safe(name)}"
+            if not IDENT.match(name) or name.lower() in taken:
+                name = f"c{i}_{safe(name)}"
                 while name.lower() in taken:
                     name += "_"
             taken.add(name.lower())
-            inner = item.child() if _class(item) == "Alias" else item
+            inner = item.child() if simple_name(item) == "Alias" else item
             expr = write(inner)
-            ref = expr.get("col") if _class(item) == "AttributeReference" else None
+            ref = expr.get("col") if simple_name(item) == "AttributeReference" else None
             if (
                 isinstance(ref, str)
                 and ref.rpartition(".")[2].lower() == name.lower()
@@ -234,23 +178,23 @@ class Translator:
         return out
 
     def _Join(self, plan: Any) -> dict[str, Any]:
-        join_type = _join_type(plan.joinType())
+        kind = join_type(plan.joinType())
         left = self.side(plan.left())
         right = self.side(plan.right())
-        node: dict[str, Any] = {"op": "join", "type": join_type, "left": left, "right": right}
+        node: dict[str, Any] = {"op": "join", "type": kind, "left": left, "right": right}
         condition = plan.condition()
         if condition.isDefined():
             node["on"] = self.expr(condition.get())
-        elif join_type not in ("cross", "inner"):
-            raise Unsupported(f"a {join_type} join without a condition")
-        if join_type == "inner" and "on" not in node:
+        elif kind not in ("cross", "inner"):
+            raise Unsupported(f"a {kind} join without a condition")
+        if kind == "inner" and "on" not in node:
             node["type"] = "cross"
         return node
 
     def side(self, plan: Any) -> dict[str, Any]:
         """A join input whose every column is read through a table qualifier (wrapped in an alias if not)."""
         node = self.node(plan, None)
-        ids = [a.exprId().id() for a in _seq(plan.output())]
+        ids = [a.exprId().id() for a in seq(plan.output())]
         if all("." in self.refs[i] for i in ids):
             return node
         self.qualifiers += 1
@@ -261,7 +205,7 @@ class Translator:
 
     def _Aggregate(self, plan: Any) -> dict[str, Any]:
         child = self.node(plan.child(), None)
-        keys = _seq(plan.groupingExpressions())
+        keys = seq(plan.groupingExpressions())
         group_by: list[Any] = []
         key_refs: list[str] = []
         taken: set[str] = set()
@@ -282,15 +226,15 @@ class Translator:
             for key, ref in zip(keys, key_refs, strict=True):
                 if expr.semanticEquals(key):
                     return {"col": ref}
-            if _class(expr) == "AggregateExpression":
+            if simple_name(expr) == "AggregateExpression":
                 name = f"a{len(aggregates)}__agg"
                 aggregates.append({"expr": self.aggregate(expr), "as": name})
                 return {"col": name}
-            if _class(expr) == "AttributeReference":
+            if simple_name(expr) == "AttributeReference":
                 raise Unsupported(f"{expr.name()} is neither grouped nor aggregated")
             return self.call(expr, above)
 
-        items = _seq(plan.aggregateExpressions())
+        items = seq(plan.aggregateExpressions())
         node: dict[str, Any] = {"op": "aggregate", "group_by": group_by, "aggregates": aggregates, "input": child}
         exprs = self.named_outputs(items, above)
         return {"op": "project", "exprs": exprs, "input": node}
@@ -300,8 +244,8 @@ class Translator:
         name = str(function.prettyName()).lower()
         if name not in _AGGREGATES or expr.filter().isDefined():
             raise Unsupported(f"aggregate {function.sql()}")
-        args = _seq(function.children())
-        star = len(args) == 1 and _class(args[0]) == "Literal" and args[0].value() is not None
+        args = seq(function.children())
+        star = len(args) == 1 and simple_name(args[0]) == "Literal" and args[0].value() is not None
         if name == "count" and star and not expr.isDistinct():
             return {"fn": "count", "args": []}
         written: dict[str, Any] = {"fn": name, "args": [self.expr(a) for a in args]}
@@ -313,7 +257,7 @@ class Translator:
         if not getattr(plan, "global")():
             raise Unsupported("sortWithinPartitions")
         child = self.node(plan.child(), None)
-        return {"op": "sort", "keys": [self.sort_key(o) for o in _seq(plan.order())], "input": child}
+        return {"op": "sort", "keys": [self.sort_key(o) for o in seq(plan.order())], "input": child}
 
     def sort_key(self, order: Any) -> dict[str, Any]:
         return {
@@ -325,7 +269,7 @@ class Translator:
     def _GlobalLimit(self, plan: Any) -> dict[str, Any]:
         local = plan.child()
         count = plan.limitExpr()
-        if _class(local) != "LocalLimit" or _class(count) != "Literal":
+        if simple_name(local) != "LocalLimit" or simple_name(count) != "Literal":
             raise Unsupported("a limit that is not a literal")
         child = self.node(local.child(), None)
         return {"op": "limit", "count": int(count.value()), "input": child}
@@ -334,20 +278,20 @@ class Translator:
         return {"op": "distinct", "input": self.node(plan.child(), None)}
 
     def _Deduplicate(self, plan: Any) -> dict[str, Any]:
-        keys = {k.exprId().id() for k in _seq(plan.keys())}
-        if keys != {a.exprId().id() for a in _seq(plan.child().output())}:
+        keys = {k.exprId().id() for k in seq(plan.keys())}
+        if keys != {a.exprId().id() for a in seq(plan.child().output())}:
             raise Unsupported("dropDuplicates on a subset of the columns")
         return self._Distinct(plan)
 
     def _Union(self, plan: Any) -> dict[str, Any]:
         if plan.byName() or plan.allowMissingCol():
             raise Unsupported("unionByName")
-        inputs = [self.node(child, None) for child in _seq(plan.children())]
-        first = _seq(_seq(plan.children())[0].output())
+        inputs = [self.node(child, None) for child in seq(plan.children())]
+        first = seq(seq(plan.children())[0].output())
         names = [self.refs[a.exprId().id()].rpartition(".")[2].lower() for a in first]
         if len(set(names)) != len(names):
             raise Unsupported("a union whose first input repeats a column name")
-        for theirs, ours in zip(first, _seq(plan.output()), strict=True):
+        for theirs, ours in zip(first, seq(plan.output()), strict=True):
             self.refs[ours.exprId().id()] = self.refs[theirs.exprId().id()].rpartition(".")[2]
         return {"op": "union", "all": True, "inputs": inputs}
 
@@ -357,7 +301,7 @@ class Translator:
         return self.call(expr, self.expr)
 
     def call(self, expr: Any, sub: Any) -> dict[str, Any]:
-        kind = _class(expr)
+        kind = simple_name(expr)
         if kind == "AttributeReference":
             ref = self.refs.get(expr.exprId().id())
             if ref is None:
@@ -366,8 +310,8 @@ class Translator:
         if kind == "Alias":
             return sub(expr.child())
         if kind == "Literal":
-            return _literal(expr)
-        args = [sub(c) for c in _seq(expr.children())] if kind != "PythonUDF" else None
+            return literal(expr)
+        args = [sub(c) for c in seq(expr.children())] if kind != "PythonUDF" else None
         if kind in _BINARY:
             return {"fn": _BINARY[kind], "args": args}
         if kind in _NARY:
@@ -377,7 +321,7 @@ class Translator:
         if kind == "Cast":
             if str(expr.evalMode()) == "TRY":
                 raise Unsupported("try_cast")
-            return {"fn": "cast", "args": args, "type": wire_type(_python_type(self.spark, expr.dataType()))}
+            return {"fn": "cast", "args": args, "type": wire_type(python_type(self.spark, expr.dataType()))}
         if kind == "Like" and str(expr.escapeChar()) == "\\":
             return {"fn": "like", "args": args}
         if kind == "CaseWhen":
@@ -390,8 +334,8 @@ class Translator:
         """A Spark function in plain call form (``name(arg, ...)``, read off its SQL): the service knows it, or
         takes it for an opaque function that stays where it is."""
         name = str(expr.prettyName())
-        children = [str(c.sql()) for c in _seq(expr.children())]
-        if not _IDENT.match(name) or str(expr.sql()).lower() != f"{name}({', '.join(children)})".lower():
+        children = [str(c.sql()) for c in seq(expr.children())]
+        if not IDENT.match(name) or str(expr.sql()).lower() != f"{name}({', '.join(children)})".lower():
             raise Unsupported(f"expression {expr.sql()}")
         if expr.getClass().getName().endswith("AggregateExpression"):
             raise Unsupported("an aggregate outside an aggregation")
@@ -406,7 +350,7 @@ class Translator:
                 name = udf.name
                 break
         else:
-            name = f"{UDF_PREFIX}{_safe(own)}"
+            name = f"{UDF_PREFIX}{safe(own)}"
             while name in self.udfs:
                 name += "_"
             declared = self.functions.get(own.lower(), {})
@@ -417,79 +361,12 @@ class Translator:
         written: dict[str, Any] = {
             "fn": "udf",
             "name": name,
-            "args": [sub(c) for c in _seq(expr.children())],
+            "args": [sub(c) for c in seq(expr.children())],
             "deterministic": bool(expr.udfDeterministic()),
         }
         if self.udfs[name].cost is not None:
             written["cost"] = self.udfs[name].cost
         return written
-
-
-def _literal(expr: Any) -> dict[str, Any]:
-    type_name = str(expr.dataType().simpleString())
-    wire = _LITERAL_TYPES.get(type_name)
-    if wire is None:
-        raise Unsupported(f"a {type_name} literal")
-    value = expr.value()
-    if value is None:
-        return {"lit": None, "type": wire}
-    if wire == "string":
-        return {"lit": str(value.toString()), "type": wire}
-    if wire in ("double", "float"):
-        number = float(value)
-        if number != number or number in (float("inf"), float("-inf")):
-            raise Unsupported("a NaN or infinite literal")
-        return {"lit": number, "type": wire}
-    return {"lit": value, "type": wire}
-
-
-def _join_type(join_type: Any) -> str:
-    text = str(join_type.sql()).upper()
-    types = {"INNER": "inner", "CROSS": "cross", "LEFT OUTER": "left", "RIGHT OUTER": "right", "FULL OUTER": "full"}
-    types |= {"LEFT SEMI": "semi", "LEFT ANTI": "anti"}
-    if text not in types:
-        raise Unsupported(f"a {text} join")
-    return types[text]
-
-
-def _python_type(spark: Any, jtype: Any) -> Any:
-    from pyspark.sql.types import _parse_datatype_json_string
-
-    return _parse_datatype_json_string(jtype.json())
-
-
-def _row_count(plan: Any) -> int | None:
-    """Spark's own row count of a leaf where it has one (an analyzed table, ``range``, in-memory rows); else
-    an estimate from its size in bytes and its rows' width (files), rough but better than none."""
-    try:
-        stats = plan.stats()
-        if stats.rowCount().isDefined():
-            return int(stats.rowCount().get().toString())
-        if _class(plan) == "LocalRelation":
-            return int(plan.data().size())
-        width = sum(int(a.dataType().defaultSize()) for a in _seq(plan.output())) or 8
-        size = int(stats.sizeInBytes().toString())
-        return max(1, size // width) if size < 2**62 else None
-    except Exception:  # noqa: BLE001 - statistics are a hint
-        return None
-
-
-def _leaf_label(plan: Any) -> str:
-    """A readable name for a leaf: its table, its file's name, or what kind of relation it is."""
-    kind = _class(plan)
-    try:
-        if kind == "LogicalRelation":
-            table = plan.catalogTable()
-            if table.isDefined():
-                return str(table.get().identifier().table())
-            paths = _seq(plan.relation().location().rootPaths())
-            if paths:
-                return str(paths[0].getName()).split(".")[0]
-        if kind == "HiveTableRelation":
-            return str(plan.tableMeta().identifier().table())
-    except Exception:  # noqa: BLE001 - only a label
-        pass
-    return {"LocalRelation": "local", "Range": "range", "LogicalRDD": "rdd"}.get(kind, kind.lower())
 
 
 def translate(df: Any, functions: Mapping[Any, Mapping[str, Any]] | None = None) -> Translation:
