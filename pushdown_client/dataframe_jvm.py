@@ -100,6 +100,27 @@ def literal(expr: Any) -> dict[str, Any]:
     return {"lit": value, "type": wire}
 
 
+def window_frame(frame: Any) -> dict[str, str]:
+    """A window function's frame as the wire writes it (``{"kind", "start", "end"}``): ROWS with any bounds,
+    RANGE only unbounded or at the current row (an offset's type would have to match the ordering's)."""
+    if simple_name(frame) != "SpecifiedWindowFrame":
+        raise Unsupported(f"window frame {frame.sql()}")
+    kind = "rows" if simple_name(frame.frameType()).startswith("RowFrame") else "range"
+    return {"kind": kind, "start": _bound(frame.lower(), kind), "end": _bound(frame.upper(), kind)}
+
+
+def _bound(bound: Any, kind: str) -> str:
+    name = simple_name(bound).rstrip("$")
+    if name in ("UnboundedPreceding", "UnboundedFollowing"):
+        return "unbounded preceding" if name == "UnboundedPreceding" else "unbounded following"
+    if name == "CurrentRow":
+        return "current row"
+    if name == "Literal" and kind == "rows" and isinstance(bound.value(), int):
+        offset = int(bound.value())
+        return "current row" if offset == 0 else f"{abs(offset)} {'preceding' if offset < 0 else 'following'}"
+    raise Unsupported(f"window frame bound {bound.sql()}")
+
+
 def join_type(join_type: Any) -> str:
     text = str(join_type.sql()).upper()
     types = {"INNER": "inner", "CROSS": "cross", "LEFT OUTER": "left", "RIGHT OUTER": "right", "FULL OUTER": "full"}

@@ -36,6 +36,7 @@ from pushdown_client.dataframe_jvm import (
     safe,
     seq,
     simple_name,
+    window_frame,
 )
 from pushdown_client.spark_runner import wire_type
 
@@ -252,6 +253,62 @@ class Translator:
         if expr.isDistinct():
             written["distinct"] = True
         return written
+
+    def _Window(self, plan: Any) -> dict[str, Any]:
+        child = self.node(plan.child(), None)
+        node: dict[str, Any] = {
+            "op": "window",
+            "partition_by": [self.expr(e) for e in seq(plan.partitionSpec())],
+            "order_by": [self.sort_key(o) for o in seq(plan.orderSpec())],
+            "functions": [],
+            "input": child,
+        }
+        taken = {self.refs[a.exprId().id()].rpartition(".")[2].lower() for a in seq(plan.child().output())}
+        for i, item in enumerate(seq(plan.windowExpressions())):
+            inner = item.child() if simple_name(item) == "Alias" else item
+            if simple_name(inner) != "WindowExpression":
+                raise Unsupported(f"window expression {item.sql()}")
+            function, kind = inner.windowFunction(), simple_name(inner.windowFunction())
+            entry: dict[str, Any] = {}
+            if kind == "AggregateExpression":
+                entry["expr"] = self.aggregate(function)
+                entry["frame"] = window_frame(inner.windowSpec().frameSpecification())
+            elif kind in ("RowNumber", "Rank", "DenseRank", "PercentRank", "CumeDist"):
+                entry["expr"] = {"fn": str(function.prettyName()).lower(), "args": []}
+            else:
+                raise Unsupported(f"window function {function.sql()}")
+            name = str(item.name())
+            if not IDENT.match(name) or name.lower() in taken:
+                name = f"w{i}_{safe(name)}"
+            taken.add(name.lower())
+            entry["as"] = name
+            node["functions"].append(entry)
+            self.refs[item.exprId().id()] = name
+        return node
+
+    def _Generate(self, plan: Any) -> dict[str, Any]:
+        generator = plan.generator()
+        if simple_name(generator) not in ("Explode", "PosExplode") or not plan.unrequiredChildIndex().isEmpty():
+            raise Unsupported(f"generator {generator.sql()}")
+        child = self.node(plan.child(), None)
+        written = self.builtin(generator, [self.expr(c) for c in seq(generator.children())])
+        self.qualifiers += 1
+        alias = f"g{self.qualifiers}"
+        names = []
+        for attribute in seq(plan.generatorOutput()):
+            name = str(attribute.name())
+            if not IDENT.match(name) or name.lower() in {n.lower() for n in names}:
+                raise Unsupported(f"generated column {name!r}")
+            names.append(name)
+            self.refs[attribute.exprId().id()] = f"{alias}.{name}"
+        return {
+            "op": "generate",
+            "generator": written,
+            "outer": bool(plan.outer()),
+            "alias": alias,
+            "columns": names,
+            "input": child,
+        }
 
     def _Sort(self, plan: Any) -> dict[str, Any]:
         if not getattr(plan, "global")():
