@@ -80,7 +80,12 @@ def run_dataframe(
     translation = translate(df, functions)
     request_catalog = _merged_catalog(translation, catalog)
     answer = client.optimize(
-        plan=translation.plan, catalog=request_catalog, options=options, context=context, detail="full"
+        plan=translation.plan,
+        catalog=request_catalog,
+        functions=translation.functions() or None,
+        options=options,
+        context=context,
+        detail="full",
     )
     spark = df.sparkSession
     target = answer.get("spark")

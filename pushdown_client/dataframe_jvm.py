@@ -42,6 +42,8 @@ class Udf:
     name: str
     expression: Any
     cost: float | None
+    #: what the caller declared about it (``cost``, ``deterministic``, ``may_fail``)
+    declared: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +53,13 @@ class Translation:
     udfs: dict[str, Udf]
     #: sub-plans that became leaves for a reason worth telling (an unknown node or expression)
     opaque: list[str] = field(default_factory=list)
+    #: declarations of functions other than the plan's Python UDFs (built-ins such as ``rlike``), by name
+    other_functions: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def functions(self) -> dict[str, dict[str, Any]]:
+        """The request's ``functions``: each UDF's declaration under its wire name, and the others as given."""
+        out = {u.name: u.declared for u in self.udfs.values() if u.declared}
+        return {**self.other_functions, **out}
 
     def catalog(self) -> dict[str, Any]:
         tables: dict[str, Any] = {}

@@ -72,6 +72,8 @@ class Translator:
         self.cache = self.jsession.sharedState().cacheManager()
         #: declarations by the UDF's own name, and by the UDF object itself (its JVM function)
         self.functions: dict[str, dict[str, Any]] = {}
+        #: names in ``functions`` that a Python UDF of the plan answered to
+        self.used: set[str] = set()
         self.by_function: list[tuple[Any, dict[str, Any]]] = []
         for key, given in functions.items():
             spec = dict(given)
@@ -93,7 +95,8 @@ class Translator:
 
     def translate(self, jdf: Any) -> Translation:
         plan = self.node(jdf.queryExecution().analyzed(), None)
-        return Translation(plan, self.leaves, self.udfs, self.opaque)
+        others = {k: v for k, v in self.functions.items() if k not in self.used}
+        return Translation(plan, self.leaves, self.udfs, self.opaque, others)
 
     def node(self, plan: Any, label: str | None) -> dict[str, Any]:
         kind = simple_name(plan)
@@ -294,7 +297,7 @@ class Translator:
         written = self.builtin(generator, [self.expr(c) for c in seq(generator.children())])
         self.qualifiers += 1
         alias = f"g{self.qualifiers}"
-        names = []
+        names: list[str] = []
         for attribute in seq(plan.generatorOutput()):
             name = str(attribute.name())
             if not IDENT.match(name) or name.lower() in {n.lower() for n in names}:
@@ -411,10 +414,11 @@ class Translator:
             while name in self.udfs:
                 name += "_"
             declared = self.functions.get(own.lower(), {})
+            self.used.add(own.lower())
             for function, spec in self.by_function:
                 if function.equals(expr.func()):
                     declared = spec
-            self.udfs[name] = Udf(name, expr, declared.get("cost"))
+            self.udfs[name] = Udf(name, expr, declared.get("cost"), dict(declared))
         written: dict[str, Any] = {
             "fn": "udf",
             "name": name,
