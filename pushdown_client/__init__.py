@@ -2,8 +2,9 @@
 
 ``PushdownClient`` calls a running service over HTTP with the standard library only (or runs the service in this
 process when no URL is given and the service is installed); ``run_sql`` (``pushdown_client.spark_runner``, needs
-PySpark) runs an answer on a SparkSession so that Spark keeps the placement. The service re-exports both as
-``service.client`` and ``service.spark_runner``.
+PySpark) runs an answer on a SparkSession so that Spark keeps the placement; ``optimize_dataframe`` and
+``run_dataframe`` (``pushdown_client.dataframe``) do it for a DataFrame pipeline (docs/dataframe.md). The service
+re-exports the client and the runner as ``service.client`` and ``service.spark_runner``.
 """
 
 from pushdown_client.client import (
@@ -16,6 +17,7 @@ from pushdown_client.client import (
     SparkTargetJson,
     optimize_request,
 )
+from pushdown_client.dataframe import SparkConnectUnsupported, optimize_dataframe, run_dataframe
 
 __version__ = "0.1.0"
 
@@ -26,6 +28,9 @@ __all__ = [
     "Mode",
     "PushdownClient",
     "PushdownError",
+    "SparkConnectUnsupported",
     "SparkTargetJson",
+    "optimize_dataframe",
     "optimize_request",
+    "run_dataframe",
 ]

@@ -192,7 +192,8 @@ def conform_exactly(frame: DataFrame, schema: Any) -> DataFrame:
 
 def _merged_catalog(translation: Translation, given: Mapping[str, Any] | None) -> dict[str, Any]:
     """The leaves' columns (and Spark's row counts) with the caller's statistics, given per leaf label or
-    table name, column names as the caller's DataFrame has them."""
+    table name, column names as the caller's DataFrame has them. A cached leaf keeps the row count Spark counted
+    (the caller's statistics describe the table, the cache may hold a filtered part of it)."""
     catalog = translation.catalog()
     tables: Mapping[str, Any] = (given or {}).get("tables", {})
     by_label = {k.lower(): v for k, v in tables.items()}
@@ -203,6 +204,8 @@ def _merged_catalog(translation: Translation, given: Mapping[str, Any] | None) -
         entry = catalog["tables"][leaf.table]
         renamed = {o.lower(): n for o, (n, _) in zip(leaf.original_names, leaf.columns, strict=True)}
         for key, value in extra.items():
+            if key == "row_count" and leaf.cached and leaf.row_count is not None:
+                continue  # the rows the cache holds, as Spark counted them, over a table's count
             if key == "column_stats":
                 entry[key] = {renamed.get(c.lower(), c): s for c, s in value.items()}
             elif key != "columns":

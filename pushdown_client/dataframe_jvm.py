@@ -176,7 +176,12 @@ def cached_row_count(cached: Any) -> int | None:
 
 
 def leaf_label(plan: Any) -> str:
-    """A readable name for a leaf: its table, its file's name, or what kind of relation it is."""
+    """A readable name for a leaf: its table, its file's name, or what kind of relation it is; for a leaf that is
+    more than a relation (a cached filter, an opaque node), that of the one relation under it, if there is one."""
+    while plan.children().size() == 1 and simple_name(plan) not in ("LogicalRelation", "HiveTableRelation"):
+        if simple_name(plan) == "SubqueryAlias":
+            return str(plan.alias())
+        plan = plan.children().apply(0)
     kind = simple_name(plan)
     try:
         if kind == "LogicalRelation":

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pushdown_client.dataframe_expr import ExpressionWriter
 from pushdown_client.dataframe_jvm import (
     IDENT,
     Leaf,
@@ -30,7 +31,6 @@ from pushdown_client.dataframe_jvm import (
     cached_row_count,
     join_type,
     leaf_label,
-    literal,
     python_type,
     row_count,
     safe,
@@ -42,28 +42,11 @@ from pushdown_client.spark_runner import wire_type
 
 #: leaf tables are named ``__pushdown_<what>_<n>``: never a name of the caller's (docs/dataframe.md)
 LEAF_PREFIX = "__pushdown_"
-UDF_PREFIX = "__pushdown_udf_"
-
-_BINARY = {
-    "EqualTo": "=",
-    "EqualNullSafe": "<=>",
-    "LessThan": "<",
-    "LessThanOrEqual": "<=",
-    "GreaterThan": ">",
-    "GreaterThanOrEqual": ">=",
-    "Add": "+",
-    "Subtract": "-",
-    "Multiply": "*",
-    "Divide": "/",
-    "Remainder": "%",
-}
-_NARY = {"And": "and", "Or": "or", "Not": "not", "IsNull": "is_null", "IsNotNull": "is_not_null", "UnaryMinus": "neg"}
-_AGGREGATES = {"count", "sum", "avg", "min", "max"}
 #: nodes read through: a view and its name (the name labels a leaf right below)
 _PASS_THROUGH = {"SubqueryAlias", "View"}
 
 
-class Translator:
+class Translator(ExpressionWriter):
     """One DataFrame's plan to wire; ``functions`` carries declared UDF costs (by the UDF's name)."""
 
     def __init__(self, spark: Any, functions: Mapping[Any, Mapping[str, Any]]) -> None:
@@ -101,7 +84,7 @@ class Translator:
     def node(self, plan: Any, label: str | None) -> dict[str, Any]:
         kind = simple_name(plan)
         if self.cache.lookupCachedData(self.jsession, plan).isDefined():
-            return self.leaf(plan, label or "cached", cached=True)
+            return self.leaf(plan, label, cached=True)
         if kind in _PASS_THROUGH:
             name = label
             if kind == "SubqueryAlias":
@@ -243,20 +226,6 @@ class Translator:
         exprs = self.named_outputs(items, above)
         return {"op": "project", "exprs": exprs, "input": node}
 
-    def aggregate(self, expr: Any) -> dict[str, Any]:
-        function = expr.aggregateFunction()
-        name = str(function.prettyName()).lower()
-        if name not in _AGGREGATES or expr.filter().isDefined():
-            raise Unsupported(f"aggregate {function.sql()}")
-        args = seq(function.children())
-        star = len(args) == 1 and simple_name(args[0]) == "Literal" and args[0].value() is not None
-        if name == "count" and star and not expr.isDistinct():
-            return {"fn": "count", "args": []}
-        written: dict[str, Any] = {"fn": name, "args": [self.expr(a) for a in args]}
-        if expr.isDistinct():
-            written["distinct"] = True
-        return written
-
     def _Window(self, plan: Any) -> dict[str, Any]:
         child = self.node(plan.child(), None)
         node: dict[str, Any] = {
@@ -319,13 +288,6 @@ class Translator:
         child = self.node(plan.child(), None)
         return {"op": "sort", "keys": [self.sort_key(o) for o in seq(plan.order())], "input": child}
 
-    def sort_key(self, order: Any) -> dict[str, Any]:
-        return {
-            "expr": self.expr(order.child()),
-            "desc": str(order.direction().sql()) == "DESC",
-            "nulls_first": str(order.nullOrdering().sql()) == "NULLS FIRST",
-        }
-
     def _GlobalLimit(self, plan: Any) -> dict[str, Any]:
         local = plan.child()
         count = plan.limitExpr()
@@ -354,80 +316,6 @@ class Translator:
         for theirs, ours in zip(first, seq(plan.output()), strict=True):
             self.refs[ours.exprId().id()] = self.refs[theirs.exprId().id()].rpartition(".")[2]
         return {"op": "union", "all": True, "inputs": inputs}
-
-    # ------------------------------------------------------------------ expressions
-
-    def expr(self, expr: Any) -> dict[str, Any]:
-        return self.call(expr, self.expr)
-
-    def call(self, expr: Any, sub: Any) -> dict[str, Any]:
-        kind = simple_name(expr)
-        if kind == "AttributeReference":
-            ref = self.refs.get(expr.exprId().id())
-            if ref is None:
-                raise Unsupported(f"column {expr.name()} is read from outside its input")
-            return {"col": ref}
-        if kind == "Alias":
-            return sub(expr.child())
-        if kind == "Literal":
-            return literal(expr)
-        args = [sub(c) for c in seq(expr.children())] if kind != "PythonUDF" else None
-        if kind in _BINARY:
-            return {"fn": _BINARY[kind], "args": args}
-        if kind in _NARY:
-            return {"fn": _NARY[kind], "args": args}
-        if kind == "In":
-            return {"fn": "in", "args": args}
-        if kind == "Cast":
-            if str(expr.evalMode()) == "TRY":
-                raise Unsupported("try_cast")
-            return {"fn": "cast", "args": args, "type": wire_type(python_type(self.spark, expr.dataType()))}
-        if kind == "Like" and str(expr.escapeChar()) == "\\":
-            return {"fn": "like", "args": args}
-        if kind == "CaseWhen":
-            return {"fn": "case", "args": args}
-        if kind == "PythonUDF":
-            return self.udf(expr, sub)
-        return self.builtin(expr, args or [])
-
-    def builtin(self, expr: Any, args: list[Any]) -> dict[str, Any]:
-        """A Spark function in plain call form (``name(arg, ...)``, read off its SQL): the service knows it, or
-        takes it for an opaque function that stays where it is."""
-        name = str(expr.prettyName())
-        children = [str(c.sql()) for c in seq(expr.children())]
-        if not IDENT.match(name) or str(expr.sql()).lower() != f"{name}({', '.join(children)})".lower():
-            raise Unsupported(f"expression {expr.sql()}")
-        if expr.getClass().getName().endswith("AggregateExpression"):
-            raise Unsupported("an aggregate outside an aggregation")
-        return {"fn": name.lower(), "args": args}
-
-    def udf(self, expr: Any, sub: Any) -> dict[str, Any]:
-        if int(expr.evalType()) not in (100, 101, 200):  # batched Python, Arrow-batched Python, scalar pandas
-            raise Unsupported(f"Python UDF {expr.name()} of eval type {expr.evalType()}")
-        own = str(expr.name())
-        for udf in self.udfs.values():
-            if udf.expression.func().equals(expr.func()):
-                name = udf.name
-                break
-        else:
-            name = f"{UDF_PREFIX}{safe(own)}"
-            while name in self.udfs:
-                name += "_"
-            declared = self.functions.get(own.lower(), {})
-            self.used.add(own.lower())
-            for function, spec in self.by_function:
-                if function.equals(expr.func()):
-                    declared = spec
-            self.udfs[name] = Udf(name, expr, declared.get("cost"), dict(declared))
-        written: dict[str, Any] = {
-            "fn": "udf",
-            "name": name,
-            "args": [sub(c) for c in seq(expr.children())],
-            "deterministic": bool(expr.udfDeterministic()),
-        }
-        if self.udfs[name].cost is not None:
-            written["cost"] = self.udfs[name].cost
-        return written
 
 
 def translate(df: Any, functions: Mapping[Any, Mapping[str, Any]] | None = None) -> Translation:
