@@ -45,6 +45,7 @@ def _imported_roots(path: Path) -> set[str]:
 def test_the_runner_and_feedback_code_import_nothing_of_the_service() -> None:
     # the [spark] extra's dependencies (pushdown_client/pyproject.toml), and the client itself
     allowed = set(sys.stdlib_module_names) | {"pyspark", "py4j", "sqlglot", "pushdown_client", "__future__"}
-    for path in [*FEEDBACK.glob("*.py"), ROOT / "pushdown_client" / "spark_runner.py"]:
+    runners = [ROOT / "pushdown_client" / "spark_runner.py", *(ROOT / "pushdown_client").glob("dataframe*.py")]
+    for path in [*FEEDBACK.glob("*.py"), *runners]:
         roots = _imported_roots(path)
         assert roots <= allowed, f"{path.name} imports {sorted(roots - allowed)}"
