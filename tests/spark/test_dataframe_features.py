@@ -22,12 +22,14 @@ EXPENSIVE = {"cost": 5000}
 
 
 @pytest.fixture(scope="module")
-def world(spark):
+def world(spark, tmp_path_factory):
     """The NULL-rich ``orders`` and ``customer`` temporary views, a row UDF and a pandas UDF (never registered)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
     register(spark)
+    location = tmp_path_factory.mktemp("table") / "customer_table"
+    spark.table("customer").write.mode("overwrite").saveAsTable("dataframe_customer_table", path=str(location))
 
     def odd_length(text):
         return None if text is None else len(text) % 3 != 0
@@ -65,6 +67,11 @@ def cases(world: Any) -> dict[str, Any]:
         .filter("n > 5")
         .join(c, F.col("o_custkey") == c.c_custkey),
         "union": o.select("o_id", "o_custkey").union(o.select("o_id", "o_custkey")).filter("o_custkey = 3"),
+        "catalog table": o.join(
+            spark.table("dataframe_customer_table").withColumnRenamed("c_custkey", "o_custkey"), "o_custkey"
+        ).filter((F.col("c_nationkey") == 5) & udf("o_comment")),
+        "unionByName": o.select("o_id", "o_custkey").unionByName(o.select("o_custkey", "o_id")).filter("o_custkey = 3"),
+        "dropDuplicates on every column": o.dropDuplicates().filter("o_custkey > 100"),
         "distinct": o.select("o_custkey").distinct().filter("o_custkey > 100"),
         "dropDuplicates on a subset": o.dropDuplicates(["o_custkey"]).select("o_custkey").filter("o_custkey > 100"),
         "window": o.withColumn("r", F.row_number().over(Window.partitionBy("o_custkey").orderBy("o_id"))).filter(
@@ -102,6 +109,9 @@ CASES = [
     "range and in-memory rows",
     "spark.sql result",
     "union",
+    "catalog table",
+    "unionByName",
+    "dropDuplicates on every column",
     "distinct",
     "dropDuplicates on a subset",
     "window",
@@ -122,6 +132,7 @@ HELD = (
     "pandas_udf",
     "join using a column",
     "explode, then a join and a UDF on the exploded words",
+    "catalog table",
 )
 
 
