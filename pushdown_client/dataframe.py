@@ -28,6 +28,7 @@ Spark Connect DataFrames have no JVM plan to read: ``SparkConnectUnsupported``.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from pushdown_client.spark_runner import SparkRun, conform
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+logger = logging.getLogger(__name__)
 #: names are registered and dropped under this lock: two threads of one session never see each other's
 _NAMES_LOCK = threading.Lock()
 
@@ -55,6 +57,8 @@ class DataFrameRun(SparkRun):
     translation: Translation | None = None
     #: the answer needed no barrier and no setting: ``dataframe`` is the caller's own DataFrame
     as_written: bool = False
+    #: why the answer's SQL could not be applied (``dataframe`` is then the caller's own, and a warning is logged)
+    fallback: str | None = None
 
 
 def run_dataframe(
@@ -90,17 +94,22 @@ def run_dataframe(
     spark = df.sparkSession
     target = answer.get("spark")
     reports = feedback and client.url is not None
+    fallback: str | None = None
     if target is None or (not target.get("barriers") and not target.get("conf")):
         if reports and target is not None:  # the caller's DataFrame runs; its scans still map onto the answer
             apply_sql(spark, translation, None, locate=True)
         frame = df
     else:
-        applied = apply_sql(spark, translation, target["sql"], locate=reports)
-        assert applied is not None
-        frame = conform_exactly(applied, df.schema)
-    conf = dict(target.get("conf") or {}) if target is not None else {}
-    run = DataFrameRun(spark, answer, frame, conf, client if feedback else None, request_catalog)
-    run.translation, run.as_written = translation, frame is df
+        try:
+            applied = apply_sql(spark, translation, target["sql"], locate=reports)
+            assert applied is not None
+            frame = conform_exactly(applied, df.schema)
+        except Exception as exc:  # noqa: BLE001 - the caller's DataFrame is always a correct answer
+            logger.warning("the answer's Spark SQL could not be applied, running the DataFrame as written: %r", exc)
+            frame, fallback = df, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    conf = dict(target.get("conf") or {}) if target is not None and frame is not df else {}
+    run = DataFrameRun(spark, answer, frame, conf, client if feedback and fallback is None else None, request_catalog)
+    run.translation, run.as_written, run.fallback = translation, frame is df and fallback is None, fallback
     return run
 
 

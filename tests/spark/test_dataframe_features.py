@@ -151,7 +151,7 @@ def optimized(world: Any, df: Any) -> Any:
 def test_each_kind_of_pipeline_gives_the_original_rows_and_schema(world, case):
     original = cases(world)[case]
     result = optimized(world, original)
-    assert result.dataframe.schema == original.schema
+    assert result.dataframe.schema == original.schema and result.fallback is None
     assert rows(result.collect()) == rows(original.collect())
     # every node and expression read, but dropDuplicates on a subset (which row it keeps is Spark's choice): a leaf
     assert [o.split(":")[0] for o in result.translation.opaque] == (["Deduplicate"] if "subset" in case else [])
@@ -179,6 +179,20 @@ def test_a_cached_dataframe_below_the_plan_stays_a_cache_hit_and_stays_cached(wo
         assert not [t for t in spark.catalog.listTables() if t.name.startswith("__pushdown_")]
     finally:
         cached.unpersist()
+
+
+def test_an_answer_spark_cannot_analyze_runs_the_original_with_the_reason(world, monkeypatch, caplog):
+    import pushdown_client.dataframe as runner
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("[UNRESOLVED_ROUTINE] cannot resolve routine")
+
+    original = cases(world)["temp views, F.udf after the join"]
+    monkeypatch.setattr(runner, "apply_sql", refuse)
+    result = optimized(world, original)
+    assert result.dataframe is original and not result.as_written
+    assert result.fallback == "RuntimeError: [UNRESOLVED_ROUTINE] cannot resolve routine"
+    assert "could not be applied" in caplog.text
 
 
 def test_a_spark_connect_dataframe_is_refused_clearly():
