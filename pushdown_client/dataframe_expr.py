@@ -80,6 +80,8 @@ class ExpressionWriter:
         if kind in _NARY:
             return {"fn": _NARY[kind], "args": args}
         if kind == "In":
+            if len(args or []) < 2:
+                raise Unsupported("IN of an empty list")
             return {"fn": "in", "args": args}
         if kind == "Cast":
             if str(expr.evalMode()) == "TRY":

@@ -152,14 +152,8 @@ class Translator(ExpressionWriter):
             inner = item.child() if simple_name(item) == "Alias" else item
             expr = write(inner)
             ref = expr.get("col") if simple_name(item) == "AttributeReference" else None
-            if (
-                isinstance(ref, str)
-                and ref.rpartition(".")[2].lower() == name.lower()
-                and ref.rpartition(".")[2] == name
-            ):
-                updates[item.exprId().id()] = ref
-            else:
-                updates[item.exprId().id()] = name
+            # the wire keeps a passed-through column's qualifier when its name stays
+            updates[item.exprId().id()] = ref if isinstance(ref, str) and ref.rpartition(".")[2] == name else name
             out.append({"expr": expr, "as": name})
         self.refs.update(updates)
         return out
