@@ -97,7 +97,10 @@ def run_dataframe(
     fallback: str | None = None
     if target is None or (not target.get("barriers") and not target.get("conf")):
         if reports and target is not None:  # the caller's DataFrame runs; its scans still map onto the answer
-            apply_sql(spark, translation, None, locate=True)
+            try:
+                apply_sql(spark, translation, None, locate=True)
+            except Exception as exc:  # noqa: BLE001 - feedback is best effort
+                logger.warning("the leaves' scans were not located for feedback: %r", exc)
         frame = df
     else:
         try:
