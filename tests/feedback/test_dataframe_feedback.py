@@ -1,0 +1,56 @@
+"""A DataFrame run reports its actual rows per node of the answer's plan as a SQL run does, after the temporary
+names its leaves had while the answer's SQL was analyzed are gone; and a run as written reports too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from api.app import create_app
+from pushdown_client import PushdownClient
+from pushdown_client.dataframe import run_dataframe
+from service.settings import Settings
+from tests.feedback.conftest import CATALOG, Tables
+
+pytestmark = pytest.mark.slow
+Serve = Callable[[FastAPI], AbstractContextManager[str]]
+
+
+def pipeline(spark: Any, tables: Tables, udf: Any | None) -> Any:
+    from pyspark.sql import functions as F
+
+    t = spark.read.parquet(str(tables.root / "t"))
+    u = spark.read.parquet(str(tables.root / "u")).withColumnRenamed("a", "ua")
+    joined = t.filter(F.col("b") > 5).join(u.filter(F.col("c") == "c7"), F.col("a") == F.col("ua"))
+    if udf is not None:
+        joined = joined.filter(udf(F.col("s")))
+    return joined.groupBy("s").count()
+
+
+def test_a_dataframe_run_reports_its_rows(
+    spark: Any, tables: Tables, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    udf = F.udf(lambda s: s is not None and len(s) % 2 == 0, BooleanType())
+    truth = sum(1 for r in tables.t if r[1] is not None and r[1] > 5)
+    statistics = {"tables": {"t": CATALOG["tables"]["fb_t"], "u": CATALOG["tables"]["fb_u"]}}
+    app = create_app(make_settings(data_dir=tmp_path / "data"))
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        client = PushdownClient(url)
+        for expensive in (udf, None):
+            df = pipeline(spark, tables, expensive)
+            run = run_dataframe(df, client=client, functions={udf: {"cost": 5000}}, catalog=statistics)
+            assert run.as_written is (expensive is None)
+            run.collect()
+            assert run.actual is not None
+            assert not [t for t in spark.catalog.listTables() if t.name.startswith("__pushdown_")]
+            stored = http.get(f"/api/optimizations/{run.answer['request_id']}").json()["feedback"]
+            assert any(n["operator"] == "scan" and n["actual_rows"] == truth for n in stored["nodes"]), stored
