@@ -1,18 +1,11 @@
 """The pushdown service's typed Python client and its Spark runner, installable without the service.
 
-<<<<<<< HEAD
 ``PushdownClient`` calls a running service over HTTP with the standard library only, or, without a URL, any
 ``Transport`` (the service's own runs the service in this process: ``service.client.in_process_client()``);
 ``run_sql`` (``pushdown_client.spark_runner``, needs PySpark) runs an answer on a SparkSession so that Spark keeps
-the placement. The service re-exports both as ``service.client`` and ``service.spark_runner``, with the
-in-process transport as the default of a client without a URL.
-=======
-``PushdownClient`` calls a running service over HTTP with the standard library only (or runs the service in this
-process when no URL is given and the service is installed); ``run_sql`` (``pushdown_client.spark_runner``, needs
-PySpark) runs an answer on a SparkSession so that Spark keeps the placement; ``optimize_dataframe`` and
-``run_dataframe`` (``pushdown_client.dataframe``) do it for a DataFrame pipeline (docs/dataframe.md). The service
-re-exports the client and the runner as ``service.client`` and ``service.spark_runner``.
->>>>>>> dataframe
+the placement; ``optimize_dataframe`` and ``run_dataframe`` (``pushdown_client.dataframe``) do it for a DataFrame
+pipeline (docs/dataframe.md). The service re-exports the client and the runner as ``service.client`` and
+``service.spark_runner``, with the in-process transport as the default of a client without a URL.
 """
 
 from pushdown_client.client import (
@@ -39,11 +32,8 @@ __all__ = [
     "PushdownError",
     "SparkConnectUnsupported",
     "SparkTargetJson",
-<<<<<<< HEAD
     "Transport",
-=======
     "optimize_dataframe",
->>>>>>> dataframe
     "optimize_request",
     "run_dataframe",
 ]
