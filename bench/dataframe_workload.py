@@ -30,9 +30,9 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402 - the pandas UDF's type hints are read from this module's names
 
-from pushdown_client import PushdownClient  # noqa: E402
 from pushdown_client.dataframe import apply_sql, run_dataframe  # noqa: E402
 from pushdown_client.dataframe_plan import translate  # noqa: E402
+from service.client import PushdownClient  # noqa: E402
 
 SEGMENTS = ["BUILDING", "AUTOMOBILE", "MACHINERY", "HOUSEHOLD", "FURNITURE"]
 EXPENSIVE = 5000

@@ -4,8 +4,8 @@
     from pushdown_client.dataframe import optimize_dataframe, run_dataframe
 
     scored = orders.filter(score(F.col("note"))).join(customer, "ck").groupBy("region").count()
-    fast = optimize_dataframe(scored, client=PushdownClient(), functions={score: {"cost": 2000}})
-    run = run_dataframe(scored, functions={"score": {"cost": 2000}})   # the answer too; run.collect(), writes...
+    fast = optimize_dataframe(scored, client=PushdownClient("http://pushdown:8000"), functions={score: {"cost": 2000}})
+    run = run_dataframe(scored, client=client, functions={score: {"cost": 2000}})  # run.collect(), writes...
 
 What it does:
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pushdown_client import PushdownClient
 from pushdown_client.dataframe import optimize_dataframe, run_dataframe
+from service.client import PushdownClient
 from tests.spark import plans
 from tests.spark.world import CUSTOMER_DDL, ORDERS_DDL, catalog, customer_rows, orders_rows
 
@@ -119,7 +119,6 @@ def test_an_expensive_udf_written_after_the_joins_runs_on_the_joined_rows_only(w
     check_held_above_the_joins(world, early=False)
 
 
-@pytest.mark.xfail(strict=True, reason="needs pull-up: issue 42")
 def test_an_expensive_udf_written_before_the_joins_runs_on_the_joined_rows_only(world):
     check_held_above_the_joins(world, early=True)
 

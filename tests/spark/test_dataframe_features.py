@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd  # the pandas UDF's type hints are read from this module's names
 import pytest
 
-from pushdown_client import PushdownClient
 from pushdown_client.dataframe import SparkConnectUnsupported, check_classic, run_dataframe
+from service.client import PushdownClient
 from tests.spark import plans
 from tests.spark.world import catalog, register
 
