@@ -4,7 +4,8 @@
     from pushdown_client.dataframe import optimize_dataframe, run_dataframe
 
     scored = orders.filter(score(F.col("note"))).join(customer, "ck").groupBy("region").count()
-    fast = optimize_dataframe(scored, client=PushdownClient("http://pushdown:8000"), functions={score: {"cost": 2000}})
+    client = PushdownClient("http://pushdown:8000")
+    fast = optimize_dataframe(scored, client=client, functions={score: {"cost": 2000}})
     run = run_dataframe(scored, client=client, functions={score: {"cost": 2000}})  # run.collect(), writes...
 
 What it does:
