@@ -27,7 +27,19 @@ from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute
 from costmodel.expr_raise import can_raise
 from costmodel.legality import cross
 from costmodel.passes.work import Work
-from costmodel.plan import Aggregate, Join, Node, Project, children, node_expressions, output_fields, walk_plan
+from costmodel.plan import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Join,
+    Node,
+    Project,
+    SetOp,
+    children,
+    node_expressions,
+    output_fields,
+    walk_plan,
+)
 from costmodel.positions import ABOVE, ON, Position, Pred, build_region, iter_region
 from costmodel.rules import Blocked
 
@@ -51,7 +63,7 @@ def _rebind(work: Work, skeleton: Node) -> None:
             pred.origin = (pred.root.node.id, pred.root.kind, pred.root.form)
         node_id, kind, form = pred.origin
         start = Position(by_id[node_id], kind, form)
-        top = _raised(start, parent_of) if may_rise(pred) else start
+        top = _raised(start, parent_of) if may_rise(pred) and _reducer_above(start.node, parent_of) else start
         pred.root = build_region(top, work.options.scan_pushdown, pred.stop_at)
         pred.written = None if top is start else _written(pred.root, start)
 
@@ -64,6 +76,16 @@ def _may_rise(work: Work) -> Callable[[Pred], bool]:
     return lambda pred: (
         pred.kind in ("where", "on") and not has_subquery(pred.form) and model.predicate_cost(pred.form) >= threshold
     )
+
+
+def _reducer_above(node: Node, parent_of: dict[str, Node]) -> bool:
+    """Whether an operator above ``node`` may drop rows (a join, an aggregate, a distinct, a filter, a set
+    operation): rising pays only past one of those, so a predicate under none is not raised at all."""
+    while (parent := parent_of.get(node.id)) is not None:
+        if isinstance(parent, (Join, Aggregate, Distinct, Filter, SetOp)):
+            return True
+        node = parent
+    return False
 
 
 def _raised(start: Position, parent_of: dict[str, Node]) -> Position:
