@@ -12,8 +12,8 @@ undeclared Python UDF still gets it placed by cost. Three steps, each cheaper to
 2. **Calibrate** (``calibrate``, once per SparkContext): the time per row of ``spark.range(N).filter(id % 7 = 3)
    .count()``, which the model prices at 3 units a row (scan 1, arithmetic 1, comparison 1), gives the seconds of
    one unit (``unit_s``); the same count with a no-op Python UDF as the filter, less the first, gives what moving
-   one row through a Python worker costs (``python_row_s``). Each is a slope (N rows against N/4, so the fixed
-   cost of a job cancels). A few seconds, once, and only when the query has a
+   one row through a Python worker costs (``python_row_s``). Each is a slope (the fastest of three runs of N rows
+   against N/4, so the fixed cost of a job cancels; ``_per_row``). A few seconds, once, and only when the query has a
    Python UDF to measure.
 3. **Measure** (``measure_python_udfs``): a Python UDF's own function (unpickled from the plan) is timed in the
    driver on up to ``SAMPLE_ROWS`` rows of its arguments, read with a ``LIMIT`` from the plan below the UDF (as
@@ -238,14 +238,23 @@ def _timed(action: Any, runs: int) -> list[float]:
     return times
 
 
-def _slopes(action: Any, rows: int, runs: int) -> list[float]:
-    """Seconds per row of ``action(n)``, from runs at ``rows`` and a quarter of it: the difference cancels what a
-    Spark job costs whatever its size (scheduling, a task's start), which would dominate a small count."""
-    out = []
-    for _ in range(runs):
-        small, big = _timed(lambda: action(rows // 4), 1)[0], _timed(lambda: action(rows), 1)[0]
-        out.append(max(big - small, 0.0) / (rows - rows // 4))
-    return out
+def _per_row(action: Any, rows: int, runs: int) -> tuple[float, tuple[float, float]]:
+    """Seconds per row of ``action(n)`` and a range for it: the slope between the fastest of ``runs`` runs at
+    ``rows`` and at a quarter of it, which cancels what a Spark job costs whatever its size (scheduling, a task's
+    start); the fastest run is the one least disturbed by other work on the machine. When noise leaves no slope
+    (under a tenth of the whole run's time per row), the whole run's time per row, which includes the job's fixed
+    cost, stands instead, with a quarter of it as the range's low end. Otherwise the range spans the slope of the
+    median runs and the whole run's time per row."""
+    small = sorted(_timed(lambda: action(rows // 4), runs))
+    big = sorted(_timed(lambda: action(rows), runs))
+    span = rows - rows // 4
+    whole = big[0] / rows
+    slope = (big[0] - small[0]) / span
+    if slope < whole / 10:  # no slope to read: at most the whole run's time a row, at least a quarter of it
+        return whole, (whole / 4, whole)
+    median = (big[len(big) // 2] - small[len(small) // 2]) / span
+    candidates = [slope, whole] + ([median] if median >= whole / 10 else [])
+    return slope, (min(candidates), max(candidates))
 
 
 def calibrate(
@@ -262,15 +271,13 @@ def calibrate(
 
         compare = lambda n: spark.range(n).filter(F.col("id") % 7 == 3).count()  # noqa: E731
         compare(rows // 2)  # code generation and JIT warm-up
-        per_row = [t / 3 for t in _slopes(compare, rows, 3)]  # the model prices a row of it at 3 units
+        row_s, (row_lo, row_hi) = _per_row(compare, rows, 3)  # the model prices a row of it at 3 units
         noop = F.udf(lambda _: True, BooleanType(), useArrow=False)  # pickled rows, as a registered UDF runs
         python = lambda n: spark.range(n).filter(noop(F.col("id"))).count()  # noqa: E731
         python(1000)  # starts the Python workers
-        plain = sorted(per_row)[1] * 3
-        through = [max(t - plain, 1e-9) for t in _slopes(python, python_rows, 2)]
-        unit_s = max(sorted(per_row)[1], 1e-10)
-        low = max(min(per_row), 1e-10)
-        found = Calibration(unit_s, (low, max(per_row)), min(through), (min(through), max(through)))
+        py_s, (py_lo, py_hi) = _per_row(python, python_rows, 3)
+        through = [max(t - row_s, row_s) for t in (py_s, py_lo, py_hi)]
+        found = Calibration(row_s / 3, (row_lo / 3, row_hi / 3), through[0], (through[1], through[2]))
         _CALIBRATIONS[key] = found
         logger.info("calibrated %s: %.3g s a unit, %.3g s a Python row", key, found.unit_s, found.python_row_s)
         return found
