@@ -9,18 +9,10 @@ undeclared Python UDF still gets it placed by cost. Three steps, each cheaper to
    SQL adapter sees for it (a registered UDF's SQL name, a built-in's SQL function name: ``RLike`` is ``rlike``
    however the query spelled it), Spark's own determinism (``udfDeterministic``; built-ins are deterministic) and a
    default cost (``DEFAULT_COSTS``, ``source: "detected: <kind> default"``).
-2. **Calibrate** (``calibrate``, once per SparkContext): the time per row of ``spark.range(N).filter(id % 7 = 3)
-   .count()``, which the model prices at 3 units a row (scan 1, arithmetic 1, comparison 1), gives the seconds of
-   one unit (``unit_s``); the same count with a no-op Python UDF as the filter, less the first, gives what moving
-   one row through a Python worker costs (``python_row_s``). Each is a slope (the fastest of three runs of N rows
-   against N/4, so the fixed cost of a job cancels; ``_per_row``). A few seconds, once, and only when the query has a
-   Python UDF to measure.
-3. **Measure** (``measure_python_udfs``): a Python UDF's own function (unpickled from the plan) is timed in the
-   driver on up to ``SAMPLE_ROWS`` rows of its arguments, read with a ``LIMIT`` from the plan below the UDF (as
-   deep as the arguments' columns go through filters, projections and joins: a scan's first rows). Its
-   cost is ``(python_row_s + seconds per call) / unit_s``; the interval spans the slowest and fastest chunks of
-   calls and calibration runs (``source: "measured: ..."``). The function runs in the driver: its side effects
-   (an accumulator's ``add``) happen there too.
+2. **Calibrate** (``pushdown_client.calibration``, once per SparkContext, only when there is a Python UDF to
+   measure): the seconds of one cost unit on the session's executors, and of a row's trip to a Python worker.
+3. **Measure** (``pushdown_client.udf_timing``): each Python UDF's own function is timed in the driver on a
+   sample of its arguments; ``source: "measured: ..."`` with an interval.
 
 A caller's declaration always wins: a name the caller declared is neither detected nor measured. A function whose
 cost the service learned from earlier runs (docs/feedback.md, "Function costs") is answered with the learned cost.
@@ -31,11 +23,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
+
+from pushdown_client.calibration import Calibration, calibrate, known_calibration
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -87,10 +79,6 @@ DEFAULT_COSTS: dict[str, float] = {
     "similarity": 20.0,
     "phonetic": 5.0,
 }
-
-#: rows of a UDF's arguments timed in the driver, and the most time measuring one UDF may take (seconds)
-SAMPLE_ROWS = 200
-MEASURE_BUDGET_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -199,276 +187,6 @@ def detect_functions(frame: DataFrame, sql: str | None = None) -> dict[str, Dete
         return {}
 
 
-# ---------------------------------------------------------------- calibration
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Seconds per cost unit (a comparison) on this session's executors, and per row through a Python worker."""
-
-    unit_s: float
-    unit_interval: tuple[float, float]
-    python_row_s: float
-    python_interval: tuple[float, float]
-    source: str = "measured: spark.range filter count"
-
-    def to_wire(self) -> dict[str, Any]:
-        """``options.calibration`` of a request."""
-        return {
-            "unit_s": self.unit_s,
-            "interval": list(self.unit_interval),
-            "python_row_s": self.python_row_s,
-            "source": self.source,
-        }
-
-
-_CALIBRATIONS: dict[str, Calibration] = {}
-_CALIBRATION_LOCK = threading.Lock()
-#: rows of the comparison and of the Python UDF calibration queries
-CALIBRATION_ROWS = 4_000_000
-PYTHON_CALIBRATION_ROWS = 40_000
-
-
-def _timed(action: Any, runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return times
-
-
-def _per_row(action: Any, rows: int, runs: int) -> tuple[float, tuple[float, float]]:
-    """Seconds per row of ``action(n)`` and a range for it: the slope between the fastest of ``runs`` runs at
-    ``rows`` and at a quarter of it, which cancels what a Spark job costs whatever its size (scheduling, a task's
-    start); the fastest run is the one least disturbed by other work on the machine. When noise leaves no slope
-    (under a tenth of the whole run's time per row), the whole run's time per row, which includes the job's fixed
-    cost, stands instead, with a quarter of it as the range's low end. Otherwise the range spans the slope of the
-    median runs and the whole run's time per row."""
-    small = sorted(_timed(lambda: action(rows // 4), runs))
-    big = sorted(_timed(lambda: action(rows), runs))
-    span = rows - rows // 4
-    whole = big[0] / rows
-    slope = (big[0] - small[0]) / span
-    if slope < whole / 10:  # no slope to read: at most the whole run's time a row, at least a quarter of it
-        return whole, (whole / 4, whole)
-    median = (big[len(big) // 2] - small[len(small) // 2]) / span
-    candidates = [slope, whole] + ([median] if median >= whole / 10 else [])
-    return slope, (min(candidates), max(candidates))
-
-
-def calibrate(
-    spark: SparkSession, rows: int = CALIBRATION_ROWS, python_rows: int = PYTHON_CALIBRATION_ROWS
-) -> Calibration:
-    """The session's calibration, measured on first use per SparkContext (a few seconds), then remembered."""
-    key = str(spark.sparkContext.applicationId)
-    with _CALIBRATION_LOCK:
-        known = _CALIBRATIONS.get(key)
-        if known is not None:
-            return known
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import BooleanType
-
-        compare = lambda n: spark.range(n).filter(F.col("id") % 7 == 3).count()  # noqa: E731
-        compare(rows // 2)  # code generation and JIT warm-up
-        row_s, (row_lo, row_hi) = _per_row(compare, rows, 3)  # the model prices a row of it at 3 units
-        noop = F.udf(lambda _: True, BooleanType(), useArrow=False)  # pickled rows, as a registered UDF runs
-        python = lambda n: spark.range(n).filter(noop(F.col("id"))).count()  # noqa: E731
-        python(1000)  # starts the Python workers
-        py_s, (py_lo, py_hi) = _per_row(python, python_rows, 3)
-        through = [max(t - row_s, row_s) for t in (py_s, py_lo, py_hi)]
-        found = Calibration(row_s / 3, (row_lo / 3, row_hi / 3), through[0], (through[1], through[2]))
-        _CALIBRATIONS[key] = found
-        logger.info("calibrated %s: %.3g s a unit, %.3g s a Python row", key, found.unit_s, found.python_row_s)
-        return found
-
-
-def known_calibration(spark: SparkSession) -> Calibration | None:
-    """The session's calibration when one was measured (feedback converts seconds with it), else None."""
-    return _CALIBRATIONS.get(str(spark.sparkContext.applicationId))
-
-
-# ---------------------------------------------------------------- measuring Python UDFs
-
-
-@dataclass
-class _Located:
-    udf: Any  # the PythonUDF expression (py4j)
-    node: Any  # the logical plan node holding it
-
-
-def _locate_udfs(plan: Any, names: set[str]) -> dict[str, _Located]:
-    """The first PythonUDF of each name in the analyzed plan, with the node that holds it (few py4j calls: only
-    the nodes whose JSON holds one are opened)."""
-    found: dict[str, _Located] = {}
-    nodes = json.loads(plan.toJSON())
-    for i, node in enumerate(nodes):
-        wanted = {
-            str(e.get("name", "")).lower()
-            for e in _expressions({k: v for k, v in node.items() if k != "class"})
-            if _simple(str(e["class"])) == "PythonUDF"
-        } & (names - set(found))
-        if not wanted:
-            continue
-        jnode = plan.apply(i)
-        exprs = jnode.expressions()
-        for k in range(exprs.size()):
-            expr = exprs.apply(k)
-            for j, item in enumerate(json.loads(expr.toJSON())):
-                name = str(item.get("name", "")).lower()
-                if _simple(str(item["class"])) == "PythonUDF" and name in wanted and name not in found:
-                    found[name] = _Located(expr.apply(j), jnode)
-    return found
-
-
-#: plan nodes a sample may be read below: they only drop or rename rows, or combine inputs
-_SAMPLE_THROUGH = ("Filter", "Project", "SubqueryAlias", "View", "Join", "Sort", "Distinct", "LocalLimit")
-
-
-def _ids(plan: Any) -> list[int]:
-    output = plan.output()
-    return [int(output.apply(i).exprId().id()) for i in range(output.size())]
-
-
-def _sample_source(plan: Any, wanted: set[int]) -> Any:
-    """The deepest plan below ``plan`` that still outputs every ``wanted`` attribute, going down only through
-    nodes that filter, rename or join: a ``LIMIT`` there reads a few rows of a scan instead of running a join."""
-    while plan.nodeName() in _SAMPLE_THROUGH:
-        children = plan.children()
-        below = [children.apply(i) for i in range(children.size())]
-        holding = [child for child in below if wanted <= set(_ids(child))]
-        if len(holding) != 1:
-            break
-        plan = holding[0]
-    return plan
-
-
-def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list[tuple[Any, ...]] | None:
-    """Up to ``rows`` rows of the UDF's arguments, read from the plan below its node; None when an argument is not
-    a column of that plan (a nested expression) or the node has no single input."""
-    from pyspark.sql import DataFrame
-
-    children = located.node.children()
-    if children.size() != 1:
-        return None
-    args = located.udf.children()
-    wanted = []
-    for i in range(args.size()):
-        arg = args.apply(i)
-        if not arg.getClass().getName().endswith("AttributeReference"):
-            return None
-        wanted.append(int(arg.exprId().id()))
-    if not set(wanted) <= set(_ids(children.apply(0))):
-        return None
-    source = _sample_source(children.apply(0), set(wanted))
-    ids = _ids(source)
-    jdf = spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, source)
-    frame = DataFrame(jdf, spark).toDF(*[f"c{i}" for i in range(len(ids))])
-    return [tuple(r) for r in frame.select(*[f"c{ids.index(w)}" for w in wanted]).limit(rows).collect()]
-
-
-def _python_function(udf: Any) -> Any:
-    """The Python function a PythonUDF calls, unpickled from its command."""
-    from pyspark.serializers import CloudPickleSerializer
-
-    command = udf.func().command()
-    raw = command.unsafeArray() if hasattr(command, "unsafeArray") else command
-    loaded = CloudPickleSerializer().loads(bytes(raw))
-    return loaded[0] if isinstance(loaded, tuple) else loaded
-
-
-def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, budget_s: float) -> list[float]:
-    """Seconds per call of ``function`` on ``rows``, one figure per chunk of calls (at least one chunk, at most
-    ``budget_s`` spent after the first).
-
-    >>> times = time_calls(lambda x: x + 1, [(i,) for i in range(50)], False, 0.5)
-    >>> 0 < len(times) <= 5 and all(t > 0 for t in times)
-    True
-    """
-    if not rows:
-        return []
-    if vectorized:
-        import pandas as pd
-
-        columns = [pd.Series([r[i] for r in rows]) for i in range(len(rows[0]))]
-        runs = []
-        deadline = time.perf_counter() + budget_s
-        for _ in range(5):
-            started = time.perf_counter()
-            function(*columns)
-            runs.append((time.perf_counter() - started) / len(rows))
-            if time.perf_counter() > deadline:
-                break
-        return runs
-    chunk = max(1, len(rows) // 5)
-    runs = []
-    deadline = time.perf_counter() + budget_s
-    for start in range(0, len(rows), chunk):
-        part = rows[start : start + chunk]
-        started = time.perf_counter()
-        for row in part:
-            function(*row)
-        runs.append((time.perf_counter() - started) / len(part))
-        if time.perf_counter() > deadline:
-            break
-    return runs
-
-
-def measure_python_udfs(
-    spark: SparkSession,
-    frame: DataFrame,
-    detected: Mapping[str, DetectedFunction],
-    calibration: Calibration,
-    sample_rows: int = SAMPLE_ROWS,
-    budget_s: float = MEASURE_BUDGET_S,
-) -> dict[str, DetectedFunction]:
-    """``detected`` with each Python UDF's cost measured (``source: "measured: ..."``); one that cannot be measured
-    (a nested argument, a failing call, a pickled broadcast) keeps its default, and the reason is logged."""
-    out = dict(detected)
-    wanted = {n for n, f in detected.items() if f.kind in ("python_udf", "pandas_udf", "arrow_udf")}
-    if not wanted:
-        return out
-    try:
-        located = _locate_udfs(frame._jdf.queryExecution().analyzed(), wanted)
-    except Exception as exc:  # noqa: BLE001
-        logger.warning("Python UDFs not located for measuring: %r", exc)
-        return out
-    for name, where in located.items():
-        found = detected[name]
-        try:
-            rows = _sample_arguments(spark, where, sample_rows)
-            if not rows:
-                logger.info("%s not measured: no sample of its arguments", name)
-                continue
-            runs = time_calls(_python_function(where.udf), rows, found.kind != "python_udf", budget_s)
-        except Exception as exc:  # noqa: BLE001 - the default stands
-            logger.warning("%s not measured: %r", name, exc)
-            continue
-        out[name] = measured(found, runs, len(rows), calibration)
-    return out
-
-
-def measured(found: DetectedFunction, runs: list[float], rows: int, calibration: Calibration) -> DetectedFunction:
-    """``found`` priced from per-call times ``runs`` (seconds) and the session's calibration.
-
-    >>> cal = Calibration(1e-8, (0.8e-8, 1.2e-8), 2e-6, (1.5e-6, 3e-6))
-    >>> m = measured(DetectedFunction("f", "python_udf"), [1e-6, 2e-6], 200, cal)
-    >>> m.cost, m.source, [round(v) for v in m.interval]
-    (400.0, 'measured: 200 sample rows in the driver + Python row transfer', [208, 625])
-    """
-    median = sorted(runs)[len(runs) // 2]
-    per_call = calibration.python_row_s + median
-    low = (calibration.python_interval[0] + min(runs)) / calibration.unit_interval[1]
-    high = (calibration.python_interval[1] + max(runs)) / calibration.unit_interval[0]
-    return replace(
-        found,
-        cost=per_call / calibration.unit_s,
-        source=f"measured: {rows} sample rows in the driver + Python row transfer",
-        interval=(low, high),
-        per_call_s=per_call,
-    )
-
-
 @dataclass
 class Detection:
     """What ``detect_and_measure`` found: the request's ``functions`` additions and the calibration used."""
@@ -499,6 +217,8 @@ def detect_and_measure(
     except Exception as exc:  # noqa: BLE001 - defaults stand
         logger.warning("session not calibrated: %r", exc)
         return Detection(found, None)
+    from pushdown_client.udf_timing import measure_python_udfs
+
     return Detection(measure_python_udfs(spark, frame, found, calibration), calibration)
 
 

@@ -3,7 +3,7 @@
 A request's ``functions`` entries carry a ``cost`` and, from a Spark runner, a ``source`` (``detected: ...``,
 ``measured: ...``) and an ``interval`` (``pushdown_client.functions``); an entry without ``source`` is the caller's
 own declaration. Before the engine runs, ``with_learned`` replaces the cost of every entry that is *not* declared
-by what earlier runs measured on Spark's executors (``source: "learned"``, ``service.function_store``): a
+by what earlier runs measured on Spark's executors (``source: "learned"``, ``service.feedback.functions``): a
 caller's declaration always wins, and a measurement in the driver yields to what the executors saw.
 
 The answer gains:

@@ -161,9 +161,9 @@ def start_feedback(
 
 def udf_costs(spark: SparkSession, answer: Mapping[str, Any], executions: Any) -> list[dict[str, Any]]:
     """What the answer's Python UDFs cost per call in the run (``python_udfs``); none without a calibration of the
-    session (``pushdown_client.functions``) to convert seconds to comparisons."""
+    session (``pushdown_client.calibration``) to convert seconds to comparisons."""
+    from pushdown_client.calibration import known_calibration
     from pushdown_client.feedback.python_udfs import function_observations, python_evaluations
-    from pushdown_client.functions import known_calibration
 
     calibration = known_calibration(spark)
     names = [str(c.get("name")) for c in answer.get("function_costs") or []]

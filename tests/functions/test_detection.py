@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pushdown_client.calibration import Calibration
 from pushdown_client.feedback.python_udfs import (
     PythonEvaluation,
     function_observations,
@@ -14,13 +15,8 @@ from pushdown_client.feedback.python_udfs import (
     seconds,
     udf_names,
 )
-from pushdown_client.functions import (
-    DEFAULT_COSTS,
-    Calibration,
-    DetectedFunction,
-    detect_in_json,
-    measured,
-)
+from pushdown_client.functions import DEFAULT_COSTS, DetectedFunction, detect_in_json
+from pushdown_client.udf_timing import measured
 from service.client import PushdownClient
 
 E = "org.apache.spark.sql.catalyst.expressions."

@@ -15,7 +15,7 @@ import pytest
 from fastapi import FastAPI
 
 from api.app import create_app
-from pushdown_client.functions import calibrate
+from pushdown_client.calibration import calibrate
 from service.client import PushdownClient
 from service.settings import Settings
 from service.spark_runner import run_sql
