@@ -101,7 +101,8 @@ def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list
         return None
     source = _sample_source(children.apply(0), set(wanted))
     ids = _ids(source)
-    jdf = spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, source)
+    jvm: Any = spark._jvm
+    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, source)
     frame = DataFrame(jdf, spark).toDF(*[f"c{i}" for i in range(len(ids))])
     return [tuple(r) for r in frame.select(*[f"c{ids.index(w)}" for w in wanted]).limit(rows).collect()]
 

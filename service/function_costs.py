@@ -45,7 +45,7 @@ def calibration_option(options: dict[str, Any] | None) -> tuple[dict[str, Any] |
     path = "$.options.calibration"
     if not isinstance(raw, dict):
         raise InputError("invalid_options", "calibration must be an object", path)
-    unit = raw.get("unit_s")
+    unit: Any = raw.get("unit_s")
     if not _positive(unit):
         raise InputError("invalid_options", "unit_s must be a positive number of seconds", f"{path}.unit_s")
     interval = raw.get("interval") or [unit, unit]
