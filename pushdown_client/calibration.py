@@ -31,6 +31,9 @@ class Calibration:
     python_row_s: float
     python_interval: tuple[float, float]
     source: str = "measured: spark.range filter count"
+    #: what Spark's "time to execute Python code" of a query counts whatever its rows (per-task start of the
+    #: function in the worker): subtracted before a run's time is divided by its calls (``python_udfs``)
+    python_fixed_s: float = 0.0
 
     def to_wire(self) -> dict[str, Any]:
         """``options.calibration`` of a request."""
@@ -97,10 +100,36 @@ def calibrate(
         python(1000)  # starts the Python workers
         py_s, (py_lo, py_hi) = _per_row(python, python_rows, 3)
         through = [max(t - row_s, row_s) for t in (py_s, py_lo, py_hi)]
-        found = Calibration(row_s / 3, (row_lo / 3, row_hi / 3), through[0], (through[1], through[2]))
+        fixed = _python_fixed_s(spark, python, python_rows)
+        found = Calibration(
+            row_s / 3, (row_lo / 3, row_hi / 3), through[0], (through[1], through[2]), python_fixed_s=fixed
+        )
         _CALIBRATIONS[key] = found
         logger.info("calibrated %s: %.3g s a unit, %.3g s a Python row", key, found.unit_s, found.python_row_s)
         return found
+
+
+def _python_fixed_s(spark: SparkSession, python: Any, rows: int) -> float:
+    """The intercept of Spark's "time to execute Python code" against rows, from the no-op UDF's runs at ``rows``
+    and a quarter of it (0 when the metrics cannot be read)."""
+    from pushdown_client.feedback.python_udfs import python_evaluations
+    from pushdown_client.feedback.spark import observe
+
+    def exec_s(n: int) -> float | None:
+        with observe(spark) as run:
+            python(n)
+        found = python_evaluations(run.capture().executions)
+        return sum(e.exec_s for e in found) if found else None
+
+    try:
+        small, big = exec_s(rows // 4), exec_s(rows)
+    except Exception as exc:  # noqa: BLE001 - feedback then divides the whole time
+        logger.info("Python execution metrics not read: %r", exc)
+        return 0.0
+    if small is None or big is None:
+        return 0.0
+    per_row = max(big - small, 0.0) / (rows - rows // 4)
+    return max(small - per_row * (rows // 4), 0.0)
 
 
 def known_calibration(spark: SparkSession) -> Calibration | None:

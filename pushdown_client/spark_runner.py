@@ -139,7 +139,7 @@ class SparkRun:
                 self.spark,
                 self.answer,
                 run,
-                lambda rid, body: client.feedback(rid, body["nodes"], body.get("functions")),
+                lambda rid, body: client.feedback(rid, body["nodes"], **_functions_of(body)),
                 self.catalog,
             )
         except Exception as exc:  # noqa: BLE001 - the caller's action succeeded; feedback is best effort
@@ -158,6 +158,11 @@ class SparkRun:
             and self.answer.get("spark") is not None
             and "request_id" in self.answer
         )
+
+
+def _functions_of(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``functions=`` for ``client.feedback`` when the body has any (a client of its own may not take it)."""
+    return {"functions": body["functions"]} if body.get("functions") else {}
 
 
 def _log_failure(request_id: Any, done: Future[SentFeedback]) -> None:

@@ -90,10 +90,16 @@ def python_evaluations(executions: Iterable[tuple[Mapping[str, Any], Mapping[str
 
 
 def function_observations(
-    evaluations: Iterable[PythonEvaluation], unit_s: float, python_row_s: float, wanted: Iterable[str] | None = None
+    evaluations: Iterable[PythonEvaluation],
+    unit_s: float,
+    python_row_s: float,
+    wanted: Iterable[str] | None = None,
+    fixed_s: float = 0.0,
 ) -> list[dict[str, Any]]:
     """The feedback body's ``functions``: per UDF evaluated alone in a node, its calls and seconds per call (summed
-    over the nodes that call it). ``wanted``: only these names (the request's functions), lower case.
+    over the nodes that call it). ``wanted``: only these names (the request's functions), lower case. ``fixed_s``:
+    what a node's Python time counts whatever its rows (``Calibration.python_fixed_s``), taken off each node's
+    time first: on a few hundred rows it is most of a cheap UDF's time.
 
     >>> evals = [PythonEvaluation(("Slow",), 100, 0.05), PythonEvaluation(("f", "g"), 10, 1.0)]
     >>> function_observations(evals, 1e-8, 2e-6)
@@ -109,7 +115,7 @@ def function_observations(
         if keep is not None and name not in keep:
             continue
         calls[name] = calls.get(name, 0) + ev.rows
-        spent[name] = spent.get(name, 0.0) + ev.exec_s
+        spent[name] = spent.get(name, 0.0) + max(ev.exec_s - fixed_s, 0.0)
     return [
         {"name": n, "calls": c, "per_call_s": float(f"{spent[n] / c + python_row_s:.6g}"), "unit_s": unit_s}
         for n, c in calls.items()

@@ -170,7 +170,7 @@ def udf_costs(spark: SparkSession, answer: Mapping[str, Any], executions: Any) -
     if calibration is None or not names:
         return []
     found = python_evaluations(executions)
-    return function_observations(found, calibration.unit_s, calibration.python_row_s, names)
+    return function_observations(found, calibration.unit_s, calibration.python_row_s, names, calibration.python_fixed_s)
 
 
 def _map_and_send(
