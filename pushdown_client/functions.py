@@ -81,6 +81,10 @@ DEFAULT_COSTS: dict[str, float] = {
 }
 
 
+#: a first guess's interval: this factor below and above it
+GUESS_SPREAD = 10.0
+
+
 @dataclass(frozen=True)
 class DetectedFunction:
     """One function of a query: the service's name for it, what it is, and a cost with its provenance."""
@@ -167,8 +171,10 @@ def detect_in_json(plan: Any, sql: str | None = None) -> dict[str, DetectedFunct
         if seen is not None:  # one name, two calls: the least deterministic view of it
             found[name] = replace(seen, deterministic=seen.deterministic and deterministic)
             continue
+        cost = DEFAULT_COSTS[kind]
+        interval = (cost / GUESS_SPREAD, cost * GUESS_SPREAD)
         found[name] = DetectedFunction(
-            name, kind, deterministic, DEFAULT_COSTS[kind], f"detected: {kind} default", None, eval_type
+            name, kind, deterministic, cost, f"detected: {kind} default", interval, eval_type
         )
     return found
 

@@ -29,6 +29,8 @@ from service.errors import InputError
 DEFAULT_UNIT_S = 1e-8
 DEFAULT_UNIT_INTERVAL = (2e-9, 5e-8)
 DECLARED = "declared"
+#: the interval of a default cost (nobody measured or declared it): this factor below and above it
+GUESS_SPREAD = 10.0
 LEARNED = "learned"
 
 
@@ -125,7 +127,7 @@ def function_costs(options: Mapping[str, Any] | None, plan: Mapping[str, Any] | 
     >>> for row in function_costs({"functions": {"F": {"cost": 5}}}, {"op": "filter", "predicate": {"fn": "g"}}):
     ...     print(row)
     {'name': 'f', 'cost': 5.0, 'interval': [5.0, 5.0], 'source': 'declared'}
-    {'name': 'g', 'cost': 100.0, 'interval': None, 'source': 'default'}
+    {'name': 'g', 'cost': 100.0, 'interval': [10.0, 1000.0], 'source': 'default'}
     """
     udf_default = float(((options or {}).get("predicate_costs") or {}).get("udf", DEFAULT_PREDICATE_COSTS["udf"]))
     out: dict[str, dict[str, Any]] = {}
@@ -136,7 +138,8 @@ def function_costs(options: Mapping[str, Any] | None, plan: Mapping[str, Any] | 
         row: dict[str, Any] = {
             "name": name.lower(),
             "cost": udf_default if cost is None else float(cost),
-            "interval": entry.get("interval") or ([float(cost)] * 2 if cost is not None else None),
+            "interval": entry.get("interval")
+            or ([float(cost)] * 2 if cost is not None else [udf_default / GUESS_SPREAD, udf_default * GUESS_SPREAD]),
             "source": "default" if cost is None else str(entry.get("source") or DECLARED),
         }
         if "observations" in entry:
@@ -144,8 +147,9 @@ def function_costs(options: Mapping[str, Any] | None, plan: Mapping[str, Any] | 
         if entry.get("replaced"):
             row["replaced"] = entry["replaced"]
         out[row["name"]] = row
+    guess = [udf_default / GUESS_SPREAD, udf_default * GUESS_SPREAD]
     for name in sorted(_called(plan) - set(out) - KNOWN_FUNCTIONS):
-        out[name] = {"name": name, "cost": udf_default, "interval": None, "source": "default"}
+        out[name] = {"name": name, "cost": udf_default, "interval": guess, "source": "default"}
     return list(out.values())
 
 

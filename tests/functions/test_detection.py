@@ -87,8 +87,13 @@ def test_a_udf_the_sql_text_does_not_call_is_left_out_builtins_are_kept():
 def test_specs_are_what_the_service_accepts_and_a_pattern_match_says_only_its_cost():
     found = detect_in_json(plan(udf("score", deterministic=False), {"class": E + "RLike"}))
     specs = {name: f.to_spec() for name, f in found.items()}
-    assert specs["score"] == {"cost": 200.0, "source": "detected: python_udf default", "deterministic": False}
-    assert specs["rlike"] == {"cost": 10.0, "source": "detected: regex default"}
+    assert specs["score"] == {
+        "cost": 200.0,
+        "source": "detected: python_udf default",
+        "deterministic": False,
+        "interval": [20.0, 2000.0],
+    }
+    assert specs["rlike"] == {"cost": 10.0, "source": "detected: regex default", "interval": [1.0, 100.0]}
     sql = "SELECT a FROM t WHERE score(s) AND s RLIKE 'x'"
     catalog = {"tables": {"t": {"columns": [{"name": "a", "type": "int"}, {"name": "s", "type": "string"}]}}}
     answer = PushdownClient().optimize(sql, catalog=catalog, functions=specs)

@@ -163,6 +163,7 @@ def test_defaults_only_and_detection_off(world):
         "cost": 200.0,
         "source": "detected: python_udf default",
         "deterministic": True,
+        "interval": [20.0, 2000.0],
     }
     off = run_sql(spark, SELECTIVE.format(udf="slow_udf"), client=client, catalog=catalog(), detect=False)
     assert "functions" not in client.sent[1]
