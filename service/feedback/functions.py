@@ -36,21 +36,21 @@ def check_functions(items: Any) -> list[dict[str, Any]]:
     if items is None:
         return []
     if not isinstance(items, list) or len(items) > 1000:
-        raise InputError("invalid_feedback", "functions must be a list of at most 1000 items", "$.functions")
+        raise InputError("invalid_request", "functions must be a list of at most 1000 items", "$.functions")
     out = []
     for i, item in enumerate(items):
         path = f"$.functions[{i}]"
         if not isinstance(item, dict) or set(item) != FUNCTION_FIELDS:
-            raise InputError("invalid_feedback", f"an item is {{{', '.join(sorted(FUNCTION_FIELDS))}}}", path)
+            raise InputError("invalid_request", f"an item is {{{', '.join(sorted(FUNCTION_FIELDS))}}}", path)
         name = item["name"]
         if not isinstance(name, str) or not 0 < len(name) <= 200:
-            raise InputError("invalid_feedback", "name must be a function name", f"{path}.name")
+            raise InputError("invalid_request", "name must be a function name", f"{path}.name")
         for key in ("calls", "per_call_s", "unit_s"):
             value = item[key]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):
-                raise InputError("invalid_feedback", f"{key} must be a non-negative number", f"{path}.{key}")
+                raise InputError("invalid_request", f"{key} must be a non-negative number", f"{path}.{key}")
         if item["calls"] <= 0 or item["unit_s"] <= 0:
-            raise InputError("invalid_feedback", "calls and unit_s must be positive", path)
+            raise InputError("invalid_request", "calls and unit_s must be positive", path)
         out.append({"name": name.lower(), **{k: float(item[k]) for k in ("calls", "per_call_s", "unit_s")}})
     return out
 
