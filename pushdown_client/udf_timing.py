@@ -118,8 +118,8 @@ def _python_function(udf: Any) -> Any:
 
 
 def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, budget_s: float) -> list[float]:
-    """Seconds per call of ``function`` on ``rows``, one figure per chunk of calls (at least one chunk, at most
-    ``budget_s`` spent after the first).
+    """Seconds per call of ``function`` on ``rows``, one figure per chunk of calls: as many rows as a first call
+    says fit in ``budget_s`` (at least five), in five chunks, stopping once the budget is spent.
 
     >>> times = time_calls(lambda x: x + 1, [(i,) for i in range(50)], False, 0.5)
     >>> 0 < len(times) <= 5 and all(t > 0 for t in times)
@@ -140,7 +140,11 @@ def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, bud
             if time.perf_counter() > deadline:
                 break
         return runs
-    chunk = max(1, len(rows) // 5)
+    started = time.perf_counter()
+    function(*rows[0])  # a first call: how many the budget allows
+    first = time.perf_counter() - started
+    rows = rows[: max(5, min(len(rows), int(budget_s / max(first, 1e-9))))]
+    chunk = -(-len(rows) // 5)
     runs = []
     deadline = time.perf_counter() + budget_s
     for start in range(0, len(rows), chunk):
