@@ -133,5 +133,10 @@ def _python_fixed_s(spark: SparkSession, python: Any, rows: int) -> float:
 
 
 def known_calibration(spark: SparkSession) -> Calibration | None:
-    """The session's calibration when one was measured (feedback converts seconds with it), else None."""
-    return _CALIBRATIONS.get(str(spark.sparkContext.applicationId))
+    """The session's calibration when one was measured (feedback converts seconds with it), else None (also for
+    a session without a SparkContext, such as Spark Connect's)."""
+    try:
+        key = str(spark.sparkContext.applicationId)
+    except Exception:  # noqa: BLE001 - no context to key a calibration by
+        return None
+    return _CALIBRATIONS.get(key)
