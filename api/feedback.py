@@ -35,6 +35,16 @@ class FeedbackNode(BaseModel):
     rows_in: int | None = Field(default=None, ge=0, description="Rows it received (optional).")
 
 
+class FeedbackFunction(BaseModel):
+    """What one function cost per call in the run (service/feedback/functions.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = Field(min_length=1, max_length=200, description="The function's name as the request's SQL calls it.")
+    calls: float = Field(gt=0, description="Calls in the run (the rows of Spark's Python evaluation node).")
+    per_call_s: float = Field(ge=0, description="Seconds per call on the executors.")
+    unit_s: float = Field(gt=0, description="Seconds of one cost unit (a comparison) on that session.")
+
+
 class FeedbackRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -42,6 +52,11 @@ class FeedbackRequest(BaseModel):
         json_schema_extra={"examples": [{"nodes": [{"id": "n4", "rows_out": 180, "rows_in": 20000}]}]},
     )
     nodes: list[FeedbackNode] = Field(max_length=MAX_NODES)
+    functions: list[FeedbackFunction] | None = Field(
+        default=None,
+        max_length=1000,
+        description="Per-call cost of functions Spark evaluated on their own (Python UDFs), for learned costs.",
+    )
 
 
 class FeedbackComparison(BaseModel):
@@ -58,6 +73,9 @@ class FeedbackResponse(BaseModel):
     request_id: str
     nodes: list[FeedbackComparison]
     observations: int = Field(description="Scans whose observed selectivity the next /optimize can use.")
+    function_observations: int | None = Field(
+        default=None, description="Function costs stored for learned costs (when the body had `functions`)."
+    )
 
 
 class TaskRun(BaseModel):
@@ -93,11 +111,17 @@ async def get_feedback(request: Request) -> FeedbackService:
 
 
 def parse_feedback(raw: bytes, max_json_depth: int) -> list[dict[str, Any]]:
+    """The body's nodes (``parse_feedback_body`` also gives its functions)."""
+    return parse_feedback_body(raw, max_json_depth)[0]
+
+
+def parse_feedback_body(raw: bytes, max_json_depth: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     try:
         body = FeedbackRequest.model_validate(parse_json(raw, max_json_depth))
     except ValidationError as exc:
         raise validation_error(exc) from None
-    return [node.model_dump() for node in body.nodes]
+    functions = None if body.functions is None else [f.model_dump() for f in body.functions]
+    return [node.model_dump() for node in body.nodes], functions
 
 
 @router.post(
@@ -125,9 +149,9 @@ async def post_feedback(
     feedback: Annotated[FeedbackService, Depends(get_feedback)],
 ) -> Any:
     raw = await read_body(request, settings.max_body_bytes)
-    nodes = await run_in_threadpool(parse_feedback, raw, settings.max_json_depth)
+    nodes, functions = await run_in_threadpool(parse_feedback_body, raw, settings.max_json_depth)
     try:
-        return await run_in_threadpool(feedback.receive, request_id, nodes)
+        return await run_in_threadpool(feedback.receive, request_id, nodes, functions)
     except InputError:
         raise
     except Exception as exc:  # the store is down: the caller may retry

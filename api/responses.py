@@ -44,6 +44,11 @@ class Cost(BaseModel):
         default=None, description="1 - after.total / baseline.total: the gain over rule-based pushdown (headline)."
     )
     savings_vs_written: float | None = Field(default=None, description="Same as `savings`, labelled.")
+    time_saved_vs_baseline_s: dict[str, Any] | None = Field(
+        default=None,
+        description="Executor seconds saved against rule-based pushdown: `estimate`, `interval`, `unit_s` (seconds "
+        'of one cost unit) and `unit_source` (docs/cost-model.md, "Time saved").',
+    )
 
 
 class Decision(BaseModel):
@@ -176,6 +181,11 @@ class OptimizeResponse(BaseModel):
         default_factory=list, description="Analyzed tables whose statistics the answer used."
     )
     cost: Cost
+    function_costs: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Every function's per-call cost (a comparison = 1): `name`, `cost`, `interval`, `source` "
+        "(`declared`, `detected: ...`, `measured: ...`, `learned`, `default`).",
+    )
     explain: Explain | None = Field(default=None, description='EXPLAIN trees before and after; `detail: "full"`.')
     cache: CacheInfo | None = Field(default=None, description="Whether the answer came from the request cache.")
     model_version: str | None = Field(default=None, description="The cost model's version.")

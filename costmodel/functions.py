@@ -9,11 +9,15 @@ the function::
 
     "functions": {"my_udf": {"cost": 500, "deterministic": true, "may_fail": false}}
 
+A declaration may say where its cost came from (``source``: ``declared``, ``detected: python_udf default``,
+``measured: ...``, ``learned``) and how sure it is (``interval``: ``[low, high]``); the engine uses ``cost``
+only, the service reports both (``function_costs``, docs/cost-model.md).
+
 Names are matched case-insensitively, as SQL does. Example::
 
     >>> decls = functions_from_wire({"My_UDF": {"cost": 5}}, "$.functions")
     >>> decls["my_udf"]
-    FunctionDecl(cost=5.0, deterministic=True, may_fail=False)
+    FunctionDecl(cost=5.0, deterministic=True, may_fail=False, source=None, interval=None)
 """
 
 from __future__ import annotations
@@ -74,7 +78,9 @@ KNOWN_FUNCTIONS: Final = (
     | {"udf"}
 )
 
-_DECL_KEYS: Final = frozenset({"cost", "deterministic", "may_fail"})
+_DECL_KEYS: Final = frozenset({"cost", "deterministic", "may_fail", "source", "interval"})
+#: what a caller may say of a pattern match the engine knows: its cost, and where that came from
+_PATTERN_KEYS: Final = frozenset({"cost", "source", "interval"})
 #: what a match costs depends on the pattern and the strings (a regex over long comments): a caller may say
 PATTERN_MATCHERS = LIKES | REGEXES
 
@@ -86,6 +92,10 @@ class FunctionDecl:
     cost: float | None = None
     deterministic: bool = True
     may_fail: bool = False
+    #: where ``cost`` came from (``declared``, ``detected: ...``, ``measured: ...``, ``learned``); None: declared
+    source: str | None = None
+    #: the cost's plausible range (low, high), when it was measured or learned
+    interval: tuple[float, float] | None = None
 
 
 def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
@@ -110,8 +120,9 @@ def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
         for flag in ("deterministic", "may_fail"):
             if flag in decl and not isinstance(decl[flag], bool):
                 raise PlanError("invalid_options", f"{flag} must be true or false", f"{fpath}.{flag}")
+        source, interval = _provenance(decl, fpath)
         if name.lower() in PATTERN_MATCHERS:
-            if set(decl) - {"cost"}:
+            if set(decl) - _PATTERN_KEYS:
                 raise PlanError(
                     "invalid_options",
                     f"{name!r} is a pattern match the engine knows: only its cost can be declared",
@@ -120,9 +131,28 @@ def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
         elif name.lower() in KNOWN_FUNCTIONS - KNOWN_SCALARS - NONDETERMINISTIC - RAISING and name.lower() != "udf":
             raise PlanError("invalid_options", f"{name!r} is an operator or aggregate the engine knows", fpath)
         out[name.lower()] = FunctionDecl(
-            None if cost is None else float(cost), decl.get("deterministic", True), decl.get("may_fail", False)
+            None if cost is None else float(cost),
+            decl.get("deterministic", True),
+            decl.get("may_fail", False),
+            source,
+            interval,
         )
     return out
+
+
+def _provenance(decl: dict[str, Any], path: str) -> tuple[str | None, tuple[float, float] | None]:
+    """A declaration's ``source`` (text) and ``interval`` ([low, high], low <= high, both >= 0)."""
+    source = decl.get("source")
+    if source is not None and (not isinstance(source, str) or len(source) > 200):
+        raise PlanError("invalid_options", "source must be a string of at most 200 characters", f"{path}.source")
+    raw = decl.get("interval")
+    if raw is None:
+        return source, None
+    ok = isinstance(raw, list) and len(raw) == 2
+    ok = ok and all(not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v) for v in raw)
+    if not ok or raw[0] < 0 or raw[0] > raw[1]:
+        raise PlanError("invalid_options", "interval must be [low, high] with 0 <= low <= high", f"{path}.interval")
+    return source, (float(raw[0]), float(raw[1]))
 
 
 def opaque_names(expr: Expr) -> list[str]:

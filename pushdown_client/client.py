@@ -223,13 +223,17 @@ class PushdownClient:
         body = self._http("GET", f"/api/optimizations?{query}")
         return body["items"]
 
-    def feedback(self, request_id: str, nodes: list[dict[str, Any]]) -> dict[str, Any]:
-        """Report the rows a run saw per node of the answer ``request_id`` (``POST /feedback/{request_id}``).
+    def feedback(
+        self, request_id: str, nodes: list[dict[str, Any]], functions: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        """Report the rows a run saw per node of the answer ``request_id`` (``POST /feedback/{request_id}``), and
+        what its functions cost per call (``functions``: ``[{"name", "calls", "per_call_s", "unit_s"}]``).
 
         Only against a service: an in-process client keeps no history to attach them to."""
         if self.url is None:
             raise PushdownError(501, "feedback_unavailable", "feedback needs a service URL (it keeps the history)")
-        return self._http("POST", f"/feedback/{urllib.parse.quote(request_id, safe='')}", {"nodes": nodes})
+        body: dict[str, Any] = {"nodes": nodes, **({"functions": functions} if functions else {})}
+        return self._http("POST", f"/feedback/{urllib.parse.quote(request_id, safe='')}", body)
 
     def health(self) -> dict[str, Any]:
         """``GET /healthz``: the service's status and version (in-process: this installation's)."""

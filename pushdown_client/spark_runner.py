@@ -137,7 +137,11 @@ class SparkRun:
         request_id = self.answer.get("request_id")
         try:
             self.sent = start_feedback(
-                self.spark, self.answer, run, lambda rid, body: client.feedback(rid, body["nodes"]), self.catalog
+                self.spark,
+                self.answer,
+                run,
+                lambda rid, body: client.feedback(rid, body["nodes"], **_functions_of(body)),
+                self.catalog,
             )
         except Exception as exc:  # noqa: BLE001 - the caller's action succeeded; feedback is best effort
             logger.warning("feedback for %s not sent: %r", request_id, exc)
@@ -157,6 +161,11 @@ class SparkRun:
         )
 
 
+def _functions_of(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``functions=`` for ``client.feedback`` when the body has any (a client of its own may not take it)."""
+    return {"functions": body["functions"]} if body.get("functions") else {}
+
+
 def _log_failure(request_id: Any, done: Future[SentFeedback]) -> None:
     error = done.exception()
     if error is not None:
@@ -173,6 +182,7 @@ def run_sql(
     options: Mapping[str, Any] | None = None,
     context: Mapping[str, str] | None = None,
     feedback: bool = True,
+    detect: bool | str = True,
 ) -> SparkRun:
     """Ask the service about ``sql`` and return the run (lazy: nothing executes until an action).
 
@@ -181,10 +191,16 @@ def run_sql(
     ``feedback``: send each action's actual rows back to the service (only with a service URL).
     ``client``: without one, ``PushdownClient()``, which needs a transport (``service.spark_runner.run_sql``
     defaults to the service in this process). Raises ``PushdownError`` when the service refuses the query.
+    ``detect``: send the query's undeclared UDFs, regular expressions and the like with a cost
+    (``pushdown_client.functions``): True measures Python UDFs, ``"defaults"`` sends first guesses, False nothing.
     """
     client = client or PushdownClient()
     original = spark.sql(sql)  # analysis only: the caller's views and UDFs, and the output schema to keep
     sent = inline_temp_views(spark, sql)  # a filter written inside a temporary view is the service's to place too
+    if detect:
+        from pushdown_client.functions import with_detected
+
+        functions, options = with_detected(spark, original, sql, functions, options, measure=detect is True)
     answer = client.optimize(
         sent,
         catalog=catalog if catalog is not None else session_catalog(spark, sent),

@@ -255,8 +255,13 @@ class OptimizeService:
         (``FullParts.completed``). ``parsed``: the request's SQL as ``_tables_read`` parsed it, for the first
         translation."""
         from service.feedback.annotate import annotate, feedback_option
+        from service.function_costs import add_time_saved, calibration_option, function_costs, with_learned
 
-        options, use_feedback = feedback_option(request.options)
+        options, calibration = calibration_option(request.options)
+        options, use_feedback = feedback_option(options)
+        if use_feedback and self.feedback is not None:
+            options = with_learned(options, self.feedback.learned_functions)
+        priced, options = _function_parts(options)
         given = request.catalog
         by_name = add_analyzed_tables(given, tables, self.store, bare_keys=request.sql is not None)
         used: list[tuple[str, StoredTable]] = []
@@ -284,6 +289,9 @@ class OptimizeService:
         elif not use_feedback:
             response["feedback"] = {"enabled": False}
         add_baseline(response)
+        costs = function_costs(priced, response.get("plan"))
+        response["function_costs"] = costs
+        add_time_saved(response, calibration, costs)
         warn_cross_products(response, parts)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
@@ -296,7 +304,7 @@ class OptimizeService:
         checked = [s for s in statistics if s["source_changed"] is not None]
         fingerprints = (
             None
-            if any(s["source_changed"] for s in checked)
+            if any(s["source_changed"] for s in checked) or _learns(costs, self.feedback)
             else tuple((s["source"], s["fingerprint"]["digest"]) for s in checked)
         )
         # the per-predicate view first: what a person reads; the full matrix stays in "decisions"
@@ -395,6 +403,19 @@ def unknown_tables(request: OptimizeInput, analyzed: list[str]) -> list[str]:
     assert request.sql is not None
     read, _ = read_sql_tables(request.sql, request.dialect)
     return [name for name in read if not described(name, request.catalog) and find_analyzed(name, analyzed) is None]
+
+
+def _function_parts(options: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(the options as the answer's ``function_costs`` reads them, the options as the engine reads them)."""
+    from service.function_costs import engine_functions
+
+    return options, engine_functions(options)
+
+
+def _learns(costs: list[dict[str, Any]], feedback: Any) -> bool:
+    """Whether the answer prices a function from a run's measurement, which a later run may change: such an
+    answer is not cached (the cache's probe sees table feedback, not function costs)."""
+    return feedback is not None and any(c["source"] not in ("declared", "default") for c in costs)
 
 
 def _wants_spark(request: OptimizeInput) -> bool:

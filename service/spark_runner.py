@@ -29,6 +29,7 @@ def run_sql(
     options: Mapping[str, Any] | None = None,
     context: Mapping[str, str] | None = None,
     feedback: bool = True,
+    detect: bool | str = True,
 ) -> SparkRun:
     """``pushdown_client.spark_runner.run_sql``; without a client, the service in this process answers."""
     return _runner.run_sql(
@@ -40,4 +41,5 @@ def run_sql(
         options=options,
         context=context,
         feedback=feedback,
+        detect=detect,
     )

@@ -133,7 +133,7 @@ def flush_feedback(timeout: float = WAIT_S) -> bool:
 def http_sender(base_url: str, token: str | None = None, timeout: float = 30.0) -> Sender:
     """Posts to ``{base_url}/feedback/{request_id}`` with the client (standard library); raises ``PushdownError``."""
     client = PushdownClient(base_url, token=token, timeout=timeout)
-    return lambda request_id, body: client.feedback(request_id, body["nodes"])
+    return lambda request_id, body: client.feedback(request_id, body["nodes"], body.get("functions"))
 
 
 def start_feedback(
@@ -147,12 +147,30 @@ def start_feedback(
 
     The future fails when the send does (the caller decides whether to log or raise).
     """
-    graph = run.capture().graph()
+    captured = run.capture()
+    graph = captured.graph()
     plan = answer["plan"]
     identities = table_identities(spark, tables_of(answer), graph)
     never_null = never_null_columns(catalog)
     request_id = str(answer["request_id"]) if "request_id" in answer else None
-    return feedback_thread().submit(lambda: _map_and_send(plan, graph, identities, never_null, request_id, send))
+    functions = udf_costs(spark, answer, captured.executions)
+    return feedback_thread().submit(
+        lambda: _map_and_send(plan, graph, identities, never_null, request_id, send, functions)
+    )
+
+
+def udf_costs(spark: SparkSession, answer: Mapping[str, Any], executions: Any) -> list[dict[str, Any]]:
+    """What the answer's Python UDFs cost per call in the run (``python_udfs``); none without a calibration of the
+    session (``pushdown_client.calibration``) to convert seconds to comparisons."""
+    from pushdown_client.calibration import known_calibration
+    from pushdown_client.feedback.python_udfs import function_observations, python_evaluations
+
+    calibration = known_calibration(spark)
+    names = [str(c.get("name")) for c in answer.get("function_costs") or []]
+    if calibration is None or not names:
+        return []
+    found = python_evaluations(executions)
+    return function_observations(found, calibration.unit_s, calibration.python_row_s, names, calibration.python_fixed_s)
 
 
 def _map_and_send(
@@ -162,11 +180,15 @@ def _map_and_send(
     never_null: Mapping[str, frozenset[str]],
     request_id: str | None,
     send: Sender | None,
+    functions: list[dict[str, Any]] | None = None,
 ) -> SentFeedback:
     started = time.perf_counter()
     actual = map_actuals(plan, graph, identities, never_null)
-    if send is not None and request_id is not None and actual.nodes:
-        send(request_id, {"nodes": [node.to_wire() for node in actual.nodes]})
+    if send is not None and request_id is not None and (actual.nodes or functions):
+        body: dict[str, Any] = {"nodes": [node.to_wire() for node in actual.nodes]}
+        if functions:
+            body["functions"] = functions
+        send(request_id, body)
     return SentFeedback(actual, time.perf_counter() - started)
 
 

@@ -191,6 +191,26 @@ def _analyze_jobs_table(timestamp: str) -> tuple[str, ...]:
     )
 
 
+def _function_costs_table(timestamp: str) -> tuple[str, ...]:
+    """What a run measured per function (service/feedback/functions.py): per-call cost on Spark's executors, in
+    comparisons; goes with its optimization (ON DELETE CASCADE), so the history's retention covers it."""
+    return (
+        f"""CREATE TABLE function_cost_observations (
+    optimization_id TEXT NOT NULL REFERENCES optimizations (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    calls DOUBLE PRECISION NOT NULL,
+    per_call_s DOUBLE PRECISION NOT NULL,
+    unit_s DOUBLE PRECISION NOT NULL,
+    cost DOUBLE PRECISION NOT NULL,
+    pipeline TEXT,
+    task TEXT,
+    observed_at {timestamp} NOT NULL,
+    PRIMARY KEY (optimization_id, name)
+)""",
+        "CREATE INDEX IF NOT EXISTS function_cost_observations_name ON function_cost_observations (name, observed_at)",
+    )
+
+
 #: Applied in order, each in its own transaction; never edit one that shipped, add the next.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -234,6 +254,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "feedback: a version per table, bumped by triggers, for the request cache's cheap probe",
         sqlite=_feedback_versions_sqlite(),
         postgres=_feedback_versions_postgres(),
+    ),
+    Migration(
+        10,
+        "feedback: per-call cost of functions measured on Spark's executors, for costs learned from runs",
+        sqlite=_function_costs_table("TEXT"),
+        postgres=_function_costs_table("TIMESTAMPTZ"),
     ),
 )
 

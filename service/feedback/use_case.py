@@ -15,6 +15,7 @@ from typing import Any
 
 from pushdown_client.feedback.mapping import walk
 from service.errors import InputError
+from service.feedback.functions import FunctionCostStore, check_functions
 from service.feedback.learning import FeedbackSource, observations_from
 from service.feedback.store import FeedbackStore
 from service.history import HistoryRecorder
@@ -67,11 +68,16 @@ class FeedbackService:
         self.history = history
         self.statistics = statistics
         self.store = FeedbackStore(history.store) if history.store is not None else None
+        self.function_costs = FunctionCostStore(history.store) if history.store is not None else None
         #: called with the tables whose observations a post replaced
         self.listeners: list[Callable[[list[str]], None]] = []
 
-    def receive(self, request_id: str, nodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Store a runner's counts for ``request_id``; raises ``InputError`` (404, 422, 503) and stores nothing."""
+    def receive(
+        self, request_id: str, nodes: Sequence[Mapping[str, Any]], functions: Sequence[Any] | None = None
+    ) -> dict[str, Any]:
+        """Store a runner's counts for ``request_id``, and what its functions cost per call (``functions``,
+        service/feedback/functions.py); raises ``InputError`` (404, 422, 503) and stores nothing."""
+        checked = check_functions(functions)
         if self.store is None or self.history.store is None:
             raise InputError("history_unavailable", "feedback needs the optimization history (it is disabled)")
         record = self.history.store.get(request_id)
@@ -97,9 +103,25 @@ class FeedbackService:
         observations = self._observations(record, {str(n["id"]): n for n in nodes})
         clean = [{k: v for k, v in dict(n).items() if v is not None} for n in nodes]
         self.store.replace(request_id, clean, observations)
+        learned = 0
+        if self.function_costs is not None and (checked or functions is not None):
+            learned = self.function_costs.replace(request_id, checked, record.get("pipeline"), record.get("task"))
         for listener in self.listeners:  # e.g. the request cache: answers that read these tables are stale
             listener(sorted({o.table for o in observations}))
-        return {"request_id": request_id, "nodes": compare(response, clean), "observations": len(observations)}
+        answer = {"request_id": request_id, "nodes": compare(response, clean), "observations": len(observations)}
+        if functions is not None:
+            answer["function_observations"] = learned
+        return answer
+
+    def learned_functions(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """Per function name, the cost learned from earlier runs (none when the store is off or unreachable)."""
+        if self.function_costs is None:
+            return {}
+        try:
+            return self.function_costs.learned(names)
+        except Exception as exc:  # noqa: BLE001 - an unreachable store must not fail /optimize
+            logger.warning("learned function costs unavailable: %r", exc)
+            return {}
 
     def for_record(self, record: dict[str, Any]) -> dict[str, Any] | None:
         """A history record's feedback as estimated against actual rows per node (None without feedback); the

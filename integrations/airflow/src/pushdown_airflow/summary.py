@@ -35,6 +35,9 @@ def summarize(answer: Mapping[str, Any]) -> dict[str, Any]:
         "decisions": dict(Counter(str(d.get("action")) for d in _decision_rows(answer))),
         "warnings": len(answer.get("warnings", [])),
         "model_version": answer.get("model_version"),
+        # executor seconds saved against rule-based pushdown, {"estimate", "interval", ...} (docs/cost-model.md)
+        "time_saved_vs_baseline_s": cost.get("time_saved_vs_baseline_s"),
+        "function_costs": answer.get("function_costs"),
     }
 
 

@@ -1,0 +1,142 @@
+"""Seconds of one cost unit on this session's executors, and of moving a row through a Python worker.
+
+The model prices in comparisons (a comparison = 1). ``calibrate`` times ``spark.range(N).filter(id % 7 = 3)
+.count()``, which the model prices at 3 units a row (scan 1, arithmetic 1, comparison 1): its time per row over
+3 is the seconds of one unit (``unit_s``). The same count with a no-op Python UDF (pickled rows, as a registered
+UDF runs) as the filter, less the first, is what moving one row through a Python worker costs
+(``python_row_s``). Each is a slope (``_per_row``). Measured once per SparkContext (a few seconds; under heavy
+load on a shared machine more), remembered for the process.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Seconds per cost unit (a comparison) on this session's executors, and per row through a Python worker."""
+
+    unit_s: float
+    unit_interval: tuple[float, float]
+    python_row_s: float
+    python_interval: tuple[float, float]
+    source: str = "measured: spark.range filter count"
+    #: what Spark's "time to execute Python code" of a query counts whatever its rows (per-task start of the
+    #: function in the worker): subtracted before a run's time is divided by its calls (``python_udfs``)
+    python_fixed_s: float = 0.0
+
+    def to_wire(self) -> dict[str, Any]:
+        """``options.calibration`` of a request."""
+        return {
+            "unit_s": self.unit_s,
+            "interval": list(self.unit_interval),
+            "python_row_s": self.python_row_s,
+            "source": self.source,
+        }
+
+
+_CALIBRATIONS: dict[str, Calibration] = {}
+_CALIBRATION_LOCK = threading.Lock()
+#: rows of the comparison and of the Python UDF calibration queries
+CALIBRATION_ROWS = 4_000_000
+PYTHON_CALIBRATION_ROWS = 40_000
+
+
+def _timed(action: Any, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def _per_row(action: Any, rows: int, runs: int) -> tuple[float, tuple[float, float]]:
+    """Seconds per row of ``action(n)`` and a range for it: the slope between the fastest of ``runs`` runs at
+    ``rows`` and at a quarter of it, which cancels what a Spark job costs whatever its size (scheduling, a task's
+    start); the fastest run is the one least disturbed by other work on the machine. When noise leaves no slope
+    (under a tenth of the whole run's time per row), the whole run's time per row, which includes the job's fixed
+    cost, stands instead, with a quarter of it as the range's low end. Otherwise the range spans the slope of the
+    median runs and the whole run's time per row."""
+    small = sorted(_timed(lambda: action(rows // 4), runs))
+    big = sorted(_timed(lambda: action(rows), runs))
+    span = rows - rows // 4
+    whole = big[0] / rows
+    slope = (big[0] - small[0]) / span
+    if slope < whole / 10:  # no slope to read: at most the whole run's time a row, at least a quarter of it
+        return whole, (whole / 4, whole)
+    median = (big[len(big) // 2] - small[len(small) // 2]) / span
+    candidates = [slope, whole] + ([median] if median >= whole / 10 else [])
+    return slope, (min(candidates), max(candidates))
+
+
+def calibrate(
+    spark: SparkSession, rows: int = CALIBRATION_ROWS, python_rows: int = PYTHON_CALIBRATION_ROWS
+) -> Calibration:
+    """The session's calibration, measured on first use per SparkContext (a few seconds), then remembered."""
+    key = str(spark.sparkContext.applicationId)
+    with _CALIBRATION_LOCK:
+        known = _CALIBRATIONS.get(key)
+        if known is not None:
+            return known
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import BooleanType
+
+        compare = lambda n: spark.range(n).filter(F.col("id") % 7 == 3).count()  # noqa: E731
+        compare(rows // 2)  # code generation and JIT warm-up
+        row_s, (row_lo, row_hi) = _per_row(compare, rows, 3)  # the model prices a row of it at 3 units
+        noop = F.udf(lambda _: True, BooleanType(), useArrow=False)  # pickled rows, as a registered UDF runs
+        python = lambda n: spark.range(n).filter(noop(F.col("id"))).count()  # noqa: E731
+        python(1000)  # starts the Python workers
+        py_s, (py_lo, py_hi) = _per_row(python, python_rows, 3)
+        through = [max(t - row_s, row_s) for t in (py_s, py_lo, py_hi)]
+        fixed = _python_fixed_s(spark, python, python_rows)
+        found = Calibration(
+            row_s / 3, (row_lo / 3, row_hi / 3), through[0], (through[1], through[2]), python_fixed_s=fixed
+        )
+        _CALIBRATIONS[key] = found
+        logger.info("calibrated %s: %.3g s a unit, %.3g s a Python row", key, found.unit_s, found.python_row_s)
+        return found
+
+
+def _python_fixed_s(spark: SparkSession, python: Any, rows: int) -> float:
+    """The intercept of Spark's "time to execute Python code" against rows, from the no-op UDF's runs at ``rows``
+    and a quarter of it (0 when the metrics cannot be read)."""
+    from pushdown_client.feedback.python_udfs import python_evaluations
+    from pushdown_client.feedback.spark import observe
+
+    def exec_s(n: int) -> float | None:
+        with observe(spark) as run:
+            python(n)
+        found = python_evaluations(run.capture().executions)
+        return sum(e.exec_s for e in found) if found else None
+
+    try:
+        small, big = exec_s(rows // 4), exec_s(rows)
+    except Exception as exc:  # noqa: BLE001 - feedback then divides the whole time
+        logger.info("Python execution metrics not read: %r", exc)
+        return 0.0
+    if small is None or big is None:
+        return 0.0
+    per_row = max(big - small, 0.0) / (rows - rows // 4)
+    return max(small - per_row * (rows // 4), 0.0)
+
+
+def known_calibration(spark: SparkSession) -> Calibration | None:
+    """The session's calibration when one was measured (feedback converts seconds with it), else None (also for
+    a session without a SparkContext, such as Spark Connect's)."""
+    try:
+        key = str(spark.sparkContext.applicationId)
+    except Exception:  # noqa: BLE001 - no context to key a calibration by
+        return None
+    return _CALIBRATIONS.get(key)

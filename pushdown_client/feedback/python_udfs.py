@@ -1,0 +1,122 @@
+"""What each Python UDF cost per call in a run, read from Spark's metrics of its Python evaluation node.
+
+Spark evaluates Python UDFs in a node of their own (``BatchEvalPython``, ``ArrowEvalPython``), whose metrics hold
+"time to execute Python code" (the workers' time in the functions, all tasks summed) and "number of output rows"
+(one row per call). A node evaluating one UDF gives that UDF's seconds per call; a node evaluating several is
+skipped (its time cannot be split between them). The figure sent (``per_call_s``) adds the session's measured
+transfer of a row to a Python worker (``pushdown_client.functions.calibrate``), so it prices the same thing the
+driver's measurement does; ``unit_s`` converts it to comparisons. Timing metrics print with 2-3 significant digits
+("2.4 s"): enough for a cost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PYTHON_NODES = ("BatchEvalPython", "ArrowEvalPython")
+EXEC_METRIC = "time to execute Python code"
+ROWS_METRIC = "number of output rows"
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+_TIME = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s|min|m|h)\b")
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
+@dataclass(frozen=True)
+class PythonEvaluation:
+    """One Python evaluation node of a run: the UDFs it calls, its rows and its Python execution time."""
+
+    names: tuple[str, ...]
+    rows: int
+    exec_s: float
+
+
+def seconds(value: str | None) -> float | None:
+    """A timing metric's total as the status store prints it.
+
+    >>> seconds("total (min, med, max (stageId: taskId))\\n2.4 s (1.2 s, 1.2 s, 1.2 s (stage 1.0: task 2))")
+    2.4
+    >>> seconds("840 ms"), seconds("1.5 min"), seconds(None)
+    (0.84, 90.0, None)
+    """
+    if not value:
+        return None
+    text = value.split("\n", 1)[1] if value.startswith("total") and "\n" in value else value
+    match = _TIME.search(text)
+    if match is None:
+        return None
+    return float(match.group(1).replace(",", "")) * _UNITS[match.group(2)]
+
+
+def _count(value: str | None) -> int | None:
+    if value is None:
+        return None
+    digits = value.replace(",", "").strip()
+    return int(digits) if digits.isdigit() else None
+
+
+def udf_names(desc: str) -> tuple[str, ...]:
+    """The functions a Python evaluation node calls, from its description's first bracket.
+
+    >>> udf_names("BatchEvalPython [slow_check(o_comment#2)#8], [pythonUDF0#12]")
+    ('slow_check',)
+    >>> udf_names("ArrowEvalPython [f(a#1)#5, g(upper(b#2))#6], [pythonUDF0#7, pythonUDF1#8], 200")
+    ('f', 'g', 'upper')
+    """
+    start, end = desc.find("["), desc.find("]")
+    if start < 0 or end < start:
+        return ()
+    return tuple(dict.fromkeys(m.group(1) for m in _CALL.finditer(desc[start + 1 : end])))
+
+
+def python_evaluations(executions: Iterable[tuple[Mapping[str, Any], Mapping[str, str]]]) -> list[PythonEvaluation]:
+    """Every Python evaluation node of a run's captured executions (``CapturedRun.executions``) with its figures."""
+    out = []
+    for graph, values in executions:
+        stack = list(graph.get("nodes") or [])
+        while stack:
+            node = stack.pop()
+            if "nodes" in node:
+                stack.extend(node["nodes"] or [])
+            if not str(node.get("name", "")).startswith(PYTHON_NODES):
+                continue
+            metrics = {m.get("name"): values.get(str(m.get("accumulatorId"))) for m in node.get("metrics") or []}
+            rows, exec_s = _count(metrics.get(ROWS_METRIC)), seconds(metrics.get(EXEC_METRIC))
+            if rows and exec_s is not None:
+                out.append(PythonEvaluation(udf_names(str(node.get("desc", ""))), rows, exec_s))
+    return out
+
+
+def function_observations(
+    evaluations: Iterable[PythonEvaluation],
+    unit_s: float,
+    python_row_s: float,
+    wanted: Iterable[str] | None = None,
+    fixed_s: float = 0.0,
+) -> list[dict[str, Any]]:
+    """The feedback body's ``functions``: per UDF evaluated alone in a node, its calls and seconds per call (summed
+    over the nodes that call it). ``wanted``: only these names (the request's functions), lower case. ``fixed_s``:
+    what a node's Python time counts whatever its rows (``Calibration.python_fixed_s``), taken off each node's
+    time first: on a few hundred rows it is most of a cheap UDF's time.
+
+    >>> evals = [PythonEvaluation(("Slow",), 100, 0.05), PythonEvaluation(("f", "g"), 10, 1.0)]
+    >>> function_observations(evals, 1e-8, 2e-6)
+    [{'name': 'slow', 'calls': 100, 'per_call_s': 0.000502, 'unit_s': 1e-08}]
+    """
+    keep = None if wanted is None else {w.lower() for w in wanted}
+    calls: dict[str, int] = {}
+    spent: dict[str, float] = {}
+    for ev in evaluations:
+        if len(ev.names) != 1:
+            continue
+        name = ev.names[0].lower()
+        if keep is not None and name not in keep:
+            continue
+        calls[name] = calls.get(name, 0) + ev.rows
+        spent[name] = spent.get(name, 0.0) + max(ev.exec_s - fixed_s, 0.0)
+    return [
+        {"name": n, "calls": c, "per_call_s": float(f"{spent[n] / c + python_row_s:.6g}"), "unit_s": unit_s}
+        for n, c in calls.items()
+    ]

@@ -1,0 +1,213 @@
+"""Per-call cost of a query's Python UDFs, measured in the driver on a sample of their arguments.
+
+Each Python UDF's own function (unpickled from the analyzed plan's ``PythonUDF``) is timed on up to
+``SAMPLE_ROWS`` rows of its arguments, read with a ``LIMIT`` from the plan below the UDF (as deep as the arguments'
+columns go through filters, projections and joins: a scan's first rows). Its cost is ``(python_row_s + seconds
+per call) / unit_s`` (``pushdown_client.calibration``); the interval spans the slowest and fastest chunks of calls
+and the calibration's ranges. The function runs in the driver: its side effects (an accumulator's ``add``)
+happen there too.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from pushdown_client.calibration import Calibration
+from pushdown_client.functions import DetectedFunction, _expressions, _simple
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+logger = logging.getLogger(__name__)
+
+#: rows of a UDF's arguments timed in the driver, and the most time measuring one UDF may take (seconds)
+SAMPLE_ROWS = 200
+MEASURE_BUDGET_S = 1.0
+
+
+@dataclass
+class _Located:
+    udf: Any  # the PythonUDF expression (py4j)
+    node: Any  # the logical plan node holding it
+
+
+def _locate_udfs(plan: Any, names: set[str]) -> dict[str, _Located]:
+    """The first PythonUDF of each name in the analyzed plan, with the node that holds it (few py4j calls: only
+    the nodes whose JSON holds one are opened)."""
+    found: dict[str, _Located] = {}
+    nodes = json.loads(plan.toJSON())
+    for i, node in enumerate(nodes):
+        wanted = {
+            str(e.get("name", "")).lower()
+            for e in _expressions({k: v for k, v in node.items() if k != "class"})
+            if _simple(str(e["class"])) == "PythonUDF"
+        } & (names - set(found))
+        if not wanted:
+            continue
+        jnode = plan.apply(i)
+        exprs = jnode.expressions()
+        for k in range(exprs.size()):
+            expr = exprs.apply(k)
+            for j, item in enumerate(json.loads(expr.toJSON())):
+                name = str(item.get("name", "")).lower()
+                if _simple(str(item["class"])) == "PythonUDF" and name in wanted and name not in found:
+                    found[name] = _Located(expr.apply(j), jnode)
+    return found
+
+
+#: plan nodes a sample may be read below: they only drop or rename rows, or combine inputs
+_SAMPLE_THROUGH = ("Filter", "Project", "SubqueryAlias", "View", "Join", "Sort", "Distinct", "LocalLimit")
+
+
+def _ids(plan: Any) -> list[int]:
+    output = plan.output()
+    return [int(output.apply(i).exprId().id()) for i in range(output.size())]
+
+
+def _sample_source(plan: Any, wanted: set[int]) -> Any:
+    """The deepest plan below ``plan`` that still outputs every ``wanted`` attribute, going down only through
+    nodes that filter, rename or join: a ``LIMIT`` there reads a few rows of a scan instead of running a join."""
+    while plan.nodeName() in _SAMPLE_THROUGH:
+        children = plan.children()
+        below = [children.apply(i) for i in range(children.size())]
+        holding = [child for child in below if wanted <= set(_ids(child))]
+        if len(holding) != 1:
+            break
+        plan = holding[0]
+    return plan
+
+
+def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list[tuple[Any, ...]] | None:
+    """Up to ``rows`` rows of the UDF's arguments, read from the plan below its node; None when an argument is not
+    a column of that plan (a nested expression) or the node has no single input."""
+    from pyspark.sql import DataFrame
+
+    children = located.node.children()
+    if children.size() != 1:
+        return None
+    args = located.udf.children()
+    wanted = []
+    for i in range(args.size()):
+        arg = args.apply(i)
+        if not arg.getClass().getName().endswith("AttributeReference"):
+            return None
+        wanted.append(int(arg.exprId().id()))
+    if not set(wanted) <= set(_ids(children.apply(0))):
+        return None
+    source = _sample_source(children.apply(0), set(wanted))
+    ids = _ids(source)
+    jvm: Any = spark._jvm
+    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, source)
+    frame = DataFrame(jdf, spark).toDF(*[f"c{i}" for i in range(len(ids))])
+    return [tuple(r) for r in frame.select(*[f"c{ids.index(w)}" for w in wanted]).limit(rows).collect()]
+
+
+def _python_function(udf: Any) -> Any:
+    """The Python function a PythonUDF calls, unpickled from its command."""
+    from pyspark.serializers import CloudPickleSerializer
+
+    command = udf.func().command()
+    raw = command.unsafeArray() if hasattr(command, "unsafeArray") else command
+    loaded = CloudPickleSerializer().loads(bytes(raw))
+    return loaded[0] if isinstance(loaded, tuple) else loaded
+
+
+def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, budget_s: float) -> list[float]:
+    """Seconds per call of ``function`` on ``rows``, one figure per chunk of calls: as many rows as a first call
+    says fit in ``budget_s`` (at least five), in five chunks, stopping once the budget is spent.
+
+    >>> times = time_calls(lambda x: x + 1, [(i,) for i in range(50)], False, 0.5)
+    >>> 0 < len(times) <= 5 and all(t > 0 for t in times)
+    True
+    """
+    if not rows:
+        return []
+    if vectorized:
+        import pandas as pd
+
+        columns = [pd.Series([r[i] for r in rows]) for i in range(len(rows[0]))]
+        runs = []
+        deadline = time.perf_counter() + budget_s
+        for _ in range(5):
+            started = time.perf_counter()
+            function(*columns)
+            runs.append((time.perf_counter() - started) / len(rows))
+            if time.perf_counter() > deadline:
+                break
+        return runs
+    started = time.perf_counter()
+    function(*rows[0])  # a first call: how many the budget allows
+    first = time.perf_counter() - started
+    rows = rows[: max(5, min(len(rows), int(budget_s / max(first, 1e-9))))]
+    chunk = -(-len(rows) // 5)
+    runs = []
+    deadline = time.perf_counter() + budget_s
+    for start in range(0, len(rows), chunk):
+        part = rows[start : start + chunk]
+        started = time.perf_counter()
+        for row in part:
+            function(*row)
+        runs.append((time.perf_counter() - started) / len(part))
+        if time.perf_counter() > deadline:
+            break
+    return runs
+
+
+def measure_python_udfs(
+    spark: SparkSession,
+    frame: DataFrame,
+    detected: Mapping[str, DetectedFunction],
+    calibration: Calibration,
+    sample_rows: int = SAMPLE_ROWS,
+    budget_s: float = MEASURE_BUDGET_S,
+) -> dict[str, DetectedFunction]:
+    """``detected`` with each Python UDF's cost measured (``source: "measured: ..."``); one that cannot be measured
+    (a nested argument, a failing call, a pickled broadcast) keeps its default, and the reason is logged."""
+    out = dict(detected)
+    wanted = {n for n, f in detected.items() if f.kind in ("python_udf", "pandas_udf", "arrow_udf")}
+    if not wanted:
+        return out
+    try:
+        located = _locate_udfs(frame._jdf.queryExecution().analyzed(), wanted)
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("Python UDFs not located for measuring: %r", exc)
+        return out
+    for name, where in located.items():
+        found = detected[name]
+        try:
+            rows = _sample_arguments(spark, where, sample_rows)
+            if not rows:
+                logger.info("%s not measured: no sample of its arguments", name)
+                continue
+            runs = time_calls(_python_function(where.udf), rows, found.kind != "python_udf", budget_s)
+        except Exception as exc:  # noqa: BLE001 - the default stands
+            logger.warning("%s not measured: %r", name, exc)
+            continue
+        out[name] = measured(found, runs, len(rows), calibration)
+    return out
+
+
+def measured(found: DetectedFunction, runs: list[float], rows: int, calibration: Calibration) -> DetectedFunction:
+    """``found`` priced from per-call times ``runs`` (seconds) and the session's calibration.
+
+    >>> cal = Calibration(1e-8, (0.8e-8, 1.2e-8), 2e-6, (1.5e-6, 3e-6))
+    >>> m = measured(DetectedFunction("f", "python_udf"), [1e-6, 2e-6], 200, cal)
+    >>> m.cost, m.source, [round(v) for v in m.interval]
+    (400.0, 'measured: 200 sample rows in the driver + Python row transfer', [208, 625])
+    """
+    median = sorted(runs)[len(runs) // 2]
+    per_call = calibration.python_row_s + median
+    low = (calibration.python_interval[0] + min(runs)) / calibration.unit_interval[1]
+    high = (calibration.python_interval[1] + max(runs)) / calibration.unit_interval[0]
+    return replace(
+        found,
+        cost=per_call / calibration.unit_s,
+        source=f"measured: {rows} sample rows in the driver + Python row transfer",
+        interval=(low, high),
+        per_call_s=per_call,
+    )
