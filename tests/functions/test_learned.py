@@ -133,6 +133,6 @@ def test_a_functions_source_and_interval_are_checked():
 
     with pytest.raises(PushdownError) as raised:
         PushdownClient().optimize_body(bad)
-    assert raised.value.path == "$.options.functions.score.interval"
+    assert raised.value.path == "$.functions.score.interval"  # where the request put it
     assert learned_cost([1.0, 3.0]) == {"cost": 2.0, "interval": [1.0, 3.0], "observations": 2}
     assert calibration_option(None) == (None, None)
