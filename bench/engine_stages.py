@@ -35,11 +35,15 @@ from costmodel.catalog import catalog_from_wire  # noqa: E402
 from costmodel.cost import CostModel, column_infos  # noqa: E402
 from costmodel.estimate import DEFAULT_SOURCES, Estimator  # noqa: E402
 from costmodel.estimate_live import ndv_drops  # noqa: E402
+from costmodel.join_order import catalyst_join_order  # noqa: E402
+from costmodel.materialize import deepest_placements  # noqa: E402
 from costmodel.options import options_from_wire  # noqa: E402
 from costmodel.passes import PIPELINE, Work  # noqa: E402
 from costmodel.passes.report import report  # noqa: E402
-from costmodel.passes.rewrite import MINTED_IDS  # noqa: E402
+from costmodel.passes.rewrite import MINTED_IDS, built_plan  # noqa: E402
 from costmodel.plan import plan_memo  # noqa: E402
+from costmodel.robust import savings_interval  # noqa: E402
+from costmodel.scan_access import ScanAccess  # noqa: E402
 from costmodel.unique_ids import unique_node_ids  # noqa: E402
 from costmodel.wire import plan_from_wire  # noqa: E402
 
@@ -66,7 +70,9 @@ def staged(plan: Any, catalog: Any, times: dict[str, float]) -> dict[str, Any]:
             node = plan_from_wire(plan, cat, functions=opts.functions)
             lap("read plan")
             with plan_memo():
-                decided, inner = optimizer._optimize_subqueries(node, cat, opts, None)
+                ordered = catalyst_join_order(node)
+                lap("join order")
+                decided, inner = optimizer._optimize_subqueries(ordered, cat, opts, None)
                 lap("subqueries")
                 estimator = Estimator(column_infos(decided, cat), DEFAULT_SOURCES)
                 model = CostModel(cat, opts, estimator, optimizer._tracked_columns(decided))
@@ -81,9 +87,15 @@ def staged(plan: Any, catalog: Any, times: dict[str, float]) -> dict[str, Any]:
                 result = report(work, before)
                 result.decisions.extend(inner)
                 lap("report")
-                differs = any(d.get("action") == "kept" for d in result.decisions)
+                differs = any(d.get("action") in ("kept", "pulled_up") for d in result.decisions) or any(
+                    r.get("rule") == "conjunct_order" for r in result.rewrites
+                )
                 baseline = optimizer._rule_based_total(work, node, None) if differs else result.total_after
                 result.baseline_total = baseline
+                if differs and work.final is not None:
+                    access = ScanAccess(work.catalog, work.model)
+                    rule_plan = built_plan(work, deepest_placements(work.preds), access)
+                    result.savings_interval = savings_interval(work, work.final, rule_plan)
                 lap("baseline")
             brief = result.to_wire_brief()
             lap("answer")

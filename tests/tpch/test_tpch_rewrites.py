@@ -125,6 +125,6 @@ def test_warnings_are_a_list_and_never_mode_changes_nothing(name: str) -> None:
     never = optimized(name, "never")
     original = sql_to_plan(query_sql(name), CATALOG, "spark")
     assert never["plan"] == original
-    assert never["sql"] == plan_to_sql(original, "spark")
+    assert never["sql_portable"] == plan_to_sql(original, "spark")  # the rendering; "sql" holds it on Spark
     assert not predicate_summary(never)["pushed"]
     assert never["cost"]["before"]["total"] == never["cost"]["after"]["total"]
