@@ -59,8 +59,6 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
 
     reads: dict[int, list[str]] = {}  # cid -> ids of the nodes whose estimates read it last
     kept: set[int] = set()  # read above the root itself: never dropped
-    # plain loops and module functions: compiled, a closure per read and a sorted() per column cost more than
-    # the walk itself on a small plan
     for node in order:
         node_id = node.id
         for expr in node_expressions(node):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar, Token
+from dataclasses import replace
 from typing import Any, Final, assert_never
 
 from costmodel.expr import COLUMN_IDS, HASHES, Expr, PlanNode, use_plan_walker
@@ -36,7 +37,6 @@ from costmodel.plan_parts import IndexLookup as IndexLookup
 from costmodel.plan_parts import NamedExpr as NamedExpr
 from costmodel.plan_parts import SortKey as SortKey
 from costmodel.plan_parts import WindowFrame as WindowFrame
-from costmodel.rebuild import replaced
 from costmodel.render import TEXTS
 
 
@@ -57,7 +57,7 @@ def with_children(node: Node, kids: Sequence[Node]) -> Node:
 
 def _named_map(items: tuple[NamedExpr, ...], fn: Callable[[Expr], Expr]) -> tuple[NamedExpr, ...]:
     """``items`` with ``fn`` applied to each expression; the same tuple when nothing changed."""
-    out = tuple(replaced(e, expr=fn(e.expr)) for e in items)
+    out = tuple(replace(e, expr=fn(e.expr)) for e in items)
     return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
 
 
@@ -68,26 +68,26 @@ def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
     """
     match node:
         case Scan():
-            return replaced(node, filters=tuple(fn(f) for f in node.filters)) if node.filters else node
+            return replace(node, filters=tuple(fn(f) for f in node.filters)) if node.filters else node
         case Filter():
-            return replaced(node, predicate=fn(node.predicate))
+            return replace(node, predicate=fn(node.predicate))
         case Project():
-            return replaced(node, exprs=_named_map(node.exprs, fn))
+            return replace(node, exprs=_named_map(node.exprs, fn))
         case Aggregate():
-            return replaced(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
+            return replace(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
         case Join():
-            return replaced(node, on=fn(node.on)) if node.on is not None else node
+            return replace(node, on=fn(node.on)) if node.on is not None else node
         case Sort():
-            return replaced(node, keys=tuple(replaced(k, expr=fn(k.expr)) for k in node.keys))
+            return replace(node, keys=tuple(replace(k, expr=fn(k.expr)) for k in node.keys))
         case Window():
-            return replaced(
+            return replace(
                 node,
                 partition_by=tuple(fn(p) for p in node.partition_by),
-                order_by=tuple(replaced(k, expr=fn(k.expr)) for k in node.order_by),
+                order_by=tuple(replace(k, expr=fn(k.expr)) for k in node.order_by),
                 functions=_named_map(node.functions, fn),
             )
         case Generate():
-            return replaced(node, generator=fn(node.generator))
+            return replace(node, generator=fn(node.generator))
         case SetOp() | Limit() | Distinct() | Alias() | Sample():
             return node  # no expressions of their own
         case _:
@@ -132,8 +132,7 @@ def open_memos() -> tuple[Any, ...] | None:
 
 
 class PlanMemo:
-    """``plan_memo``'s block: a class, not ``contextlib.contextmanager``, whose enter and exit run interpreted
-    (compiled, a memo block is then a few native calls; one opens at every optimization and subquery)."""
+    """``plan_memo``'s block."""
 
     def __init__(self, kept: tuple[Any, ...] | None = None) -> None:
         self._tokens: list[tuple[ContextVar[Any], Token[Any]]] = []
@@ -209,7 +208,7 @@ def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) 
         hit = memo.get(id(current))
         if hit is not None and hit[0] is current:
             continue
-        own = kind_of(current).output_fields  # read once: a kind is not a compiled class
+        own = kind_of(current).output_fields
         kids = children(current)
         needed = kids[:1] if own == SAME_AS_INPUT else kids
         if not ready:

@@ -10,17 +10,13 @@ from costmodel.plan import Field, Join, Node, children, output_fields, scoped_me
 from costmodel.shared_walk import shared_bottom_up
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class NameIndex:
     """A scope's columns by spelling (``name`` and ``qualifier.name``, lower case): the one cid a spelling names,
     or None when it names several; and each cid's first field."""
 
     by_name: dict[str, int | None]
     first: dict[int, Field]
-
-    def __init__(self, by_name: dict[str, int | None], first: dict[int, Field]) -> None:
-        object.__setattr__(self, "by_name", by_name)
-        object.__setattr__(self, "first", first)
 
     @staticmethod
     def of(scope: tuple[Field, ...]) -> NameIndex:
@@ -31,7 +27,7 @@ class NameIndex:
             if cid not in first:
                 first[cid] = f
             _add(by_name, f.name.lower(), cid)
-            if f.qualifier:  # two calls, not a loop over a tuple of spellings: compiled, the tuple costs more
+            if f.qualifier:
                 _add(by_name, f"{f.qualifier}.{f.name}".lower(), cid)
         return NameIndex(by_name, first)
 
