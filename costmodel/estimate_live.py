@@ -73,9 +73,10 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
                     _read(reads, cid, node_id)
 
     for pred in preds:
+        pred_cids = column_ids(pred.form)
         for pos in iter_region(pred.root):
             at = place[pos.node.id][3] if pos.kind == ABOVE else pos.node.id
-            for cid in column_ids(pos.form):
+            for cid in pred_cids if pos.form is pred.form else column_ids(pos.form):
                 if at is None:
                     kept.add(cid)
                 else:

@@ -146,7 +146,8 @@ def _equal(a: Expr, b: Expr) -> bool:
     return True
 
 
-#: Hashes of calls and subqueries computed in this optimization, by object (``costmodel.plan.plan_memo``).
+#: Hashes of calls and subqueries computed in this optimization, by object (``costmodel.plan.plan_memo``):
+#: without it, hashing each level of a deeply nested expression rehashes everything below (quadratic).
 HASHES: Final[ContextVar[dict[int, tuple[Expr, int]] | None]] = ContextVar("expr_hashes", default=None)
 
 
@@ -251,29 +252,17 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
                 stack.extend(_plan_expressions(node.plan))
 
 
-#: ``column_ids`` of calls computed in this optimization, by object (``costmodel.plan.plan_memo``): estimates
-#: ask for the same predicates' columns at every candidate placement.
-COLUMN_IDS: Final[ContextVar[dict[int, tuple[Expr, frozenset[int]]] | None]] = ContextVar("column_ids", default=None)
-
-
 def column_ids(expr: Expr) -> frozenset[int]:
     """Columns ``expr`` reads from its input, including a subquery's outer references."""
     if isinstance(expr, Column):
         return frozenset((expr.cid,))
-    memo = COLUMN_IDS.get()
-    hit = memo.get(id(expr)) if memo is not None else None
-    if hit is not None and hit[0] is expr:
-        return hit[1]
     out: set[int] = set()
     for node in walk(expr):
         if isinstance(node, Column):
             out.add(node.cid)
         elif isinstance(node, Subquery):
             out.update(node.outer_refs)
-    found = frozenset(out)
-    if memo is not None:
-        memo[id(expr)] = (expr, found)
-    return found
+    return frozenset(out)
 
 
 def is_deterministic(expr: Expr) -> bool:
