@@ -1,6 +1,6 @@
 """Where each predicate of a plan stands, as text: the conjuncts of every filter and join condition, spelled as the
 decisions spell predicates. The service's Spark target matches kept decisions against them
-(``service.spark_plan``); compiled with the engine, as that runs on every SQL request that keeps a predicate.
+(``service.spark_plan``).
 """
 
 from __future__ import annotations

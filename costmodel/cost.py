@@ -46,7 +46,7 @@ from costmodel.rounding import rounded
 MAX_ESTIMATE: Final = 1e30
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class NodeCost:
     id: str
     operator: str
@@ -57,26 +57,6 @@ class NodeCost:
     subtree_cost: float
     #: per-input rows (one per child; a scan's table rows)
     inputs: tuple[float, ...]
-
-    def __init__(
-        self,
-        id: str,
-        operator: str,
-        rows_in: float,
-        rows_out: float,
-        k: float,
-        cost: float,
-        subtree_cost: float,
-        inputs: tuple[float, ...],
-    ) -> None:
-        object.__setattr__(self, "id", id)
-        object.__setattr__(self, "operator", operator)
-        object.__setattr__(self, "rows_in", rows_in)
-        object.__setattr__(self, "rows_out", rows_out)
-        object.__setattr__(self, "k", k)
-        object.__setattr__(self, "cost", cost)
-        object.__setattr__(self, "subtree_cost", subtree_cost)
-        object.__setattr__(self, "inputs", inputs)
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -93,7 +73,7 @@ def _round(x: float) -> float:
     return rounded(x, 4) if abs(x) < 1000 else rounded(x, 1)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class RowEstimate:
     """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters."""
 
@@ -103,18 +83,6 @@ class RowEstimate:
     #: operation or limit: joins are estimated on these and scaled by what the filters keep (see _join)
     base_rows: float
     base_ndv: dict[int, float]
-
-    def __init__(
-        self,
-        cost: NodeCost,
-        ndv: dict[int, float],
-        base_rows: float,
-        base_ndv: dict[int, float],
-    ) -> None:
-        object.__setattr__(self, "cost", cost)
-        object.__setattr__(self, "ndv", ndv)
-        object.__setattr__(self, "base_rows", base_rows)
-        object.__setattr__(self, "base_ndv", base_ndv)
 
 
 def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
@@ -219,7 +187,7 @@ class CostModel:
                 stack.pop()
                 continue
             kids = children(current)
-            if not all(id(kid) in memo for kid in kids):  # a plain loop: compiled, faster than map() in C
+            if not all(id(kid) in memo for kid in kids):
                 for kid in reversed(kids):
                     if id(kid) not in memo:
                         stack.append(kid)
@@ -284,12 +252,12 @@ class CostModel:
         """The estimate; ``base`` (rows and NDVs without the filters below) defaults to the output itself."""
         rows_out = min(rows_out, MAX_ESTIMATE)  # cross joins of cross joins stay finite
         rows_in = 0.0
-        for rows in inputs:  # compiled, a loop adds C doubles; sum() is a call into Python
+        for rows in inputs:
             rows_in += rows
         cost = k * rows_in + extra
         kids = self._kids if self._kids_of is node else [self._est(child) for child in children(node)]
         below = 0.0
-        for kid in kids:  # compiled, a loop reads the fields natively; map(attrgetter) calls through Python
+        for kid in kids:
             below += kid.cost.subtree_cost
         base_rows, base_ndv = base if base is not None else (rows_out, ndv)
         drop = self._drops.get(node.id)

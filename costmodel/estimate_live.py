@@ -59,8 +59,6 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
 
     reads: dict[int, list[str]] = {}  # cid -> ids of the nodes whose estimates read it last
     kept: set[int] = set()  # read above the root itself: never dropped
-    # plain loops and module functions: compiled, a closure per read and a sorted() per column cost more than
-    # the walk itself on a small plan
     for node in order:
         node_id = node.id
         for expr in node_expressions(node):
@@ -75,9 +73,10 @@ def ndv_drops(skeleton: Node, preds: Sequence[Pred]) -> dict[str, frozenset[int]
                     _read(reads, cid, node_id)
 
     for pred in preds:
+        pred_cids = column_ids(pred.form)
         for pos in iter_region(pred.root):
             at = place[pos.node.id][3] if pos.kind == ABOVE else pos.node.id
-            for cid in column_ids(pos.form):
+            for cid in pred_cids if pos.form is pred.form else column_ids(pos.form):
                 if at is None:
                     kept.add(cid)
                 else:

@@ -44,7 +44,7 @@ DEFAULTS: Final[dict[str, float]] = {
 }
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class SelectivityEstimate:
     """Fraction of rows a predicate keeps, with an interval and where it came from."""
 
@@ -53,15 +53,6 @@ class SelectivityEstimate:
     high: float
     source: str
     sample_size: int | None = None
-
-    def __init__(
-        self, selectivity: float, low: float, high: float, source: str, sample_size: int | None = None
-    ) -> None:
-        object.__setattr__(self, "selectivity", selectivity)
-        object.__setattr__(self, "low", low)
-        object.__setattr__(self, "high", high)
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "sample_size", sample_size)
 
     def to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -74,7 +65,7 @@ class SelectivityEstimate:
         return out
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class ColumnInfo:
     """Statistics of a base column, with its table's row count."""
 
@@ -82,12 +73,6 @@ class ColumnInfo:
     table_rows: float | None
     table: str
     column: str
-
-    def __init__(self, stats: ColumnStats | None, table_rows: float | None, table: str, column: str) -> None:
-        object.__setattr__(self, "stats", stats)
-        object.__setattr__(self, "table_rows", table_rows)
-        object.__setattr__(self, "table", table)
-        object.__setattr__(self, "column", column)
 
     @property
     def null_fraction(self) -> float | None:

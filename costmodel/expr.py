@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from costmodel.expr_names import AGGREGATES as AGGREGATES
@@ -27,7 +27,6 @@ from costmodel.expr_names import REGEXES as REGEXES
 from costmodel.expr_names import STRING_TYPES as STRING_TYPES
 from costmodel.expr_names import WINDOW_ONLY as WINDOW_ONLY
 from costmodel.expr_names import like_regex as like_regex
-from costmodel.rebuild import replaced
 
 if TYPE_CHECKING:  # for type checkers only: at run time expr imports nothing of plan (plan builds on expr)
     from costmodel.plan import Node
@@ -51,7 +50,7 @@ def use_plan_walker(walker: Callable[[PlanNode], Iterator[Expr]]) -> None:
     _plan_expressions = walker
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Column:
     """A column reference. ``name`` is the spelling shown; ``cid`` the bound identity."""
 
@@ -59,45 +58,14 @@ class Column:
     cid: int = -1
     type: str = "unknown"
 
-    def __init__(self, name: str, cid: int = -1, type: str = "unknown") -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "cid", cid)
-        object.__setattr__(self, "type", type)
 
-    # written out as the dataclass would generate them (the same values, so sets of columns keep their order):
-    # compiled, the generated ones stay interpreted Python
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Column:
-            return NotImplemented
-        assert isinstance(other, Column)
-        return self.name == other.name and self.cid == other.cid and self.type == other.type
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.cid, self.type))
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Literal:
     value: Any
     type: str = "unknown"
 
-    def __init__(self, value: Any, type: str = "unknown") -> None:
-        object.__setattr__(self, "value", value)
-        object.__setattr__(self, "type", type)
 
-    # as the dataclass would generate them (see Column). Its tuples compare items by identity first (one NaN
-    # object equals itself), which compiled tuple comparison does not: spelled out here
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not Literal:
-            return NotImplemented
-        assert isinstance(other, Literal)
-        return (self.value is other.value or self.value == other.value) and self.type == other.type
-
-    def __hash__(self) -> int:
-        return hash((self.value, self.type))
-
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Call:
     """Any operator or function call, by its SQL spelling (``=``, ``and``, ``like``, ``sum``).
 
@@ -119,28 +87,6 @@ class Call:
     #: maybe failing, of unknown cost; never moved (docs/api.md, "functions")
     opaque: bool = False
 
-    def __init__(
-        self,
-        fn: str,
-        args: tuple[Expr, ...] = (),
-        distinct: bool = False,
-        type: str | None = None,
-        name: str | None = None,
-        cost: float | None = None,
-        deterministic: bool = True,
-        may_fail: bool = False,
-        opaque: bool = False,
-    ) -> None:
-        object.__setattr__(self, "fn", fn)
-        object.__setattr__(self, "args", args)
-        object.__setattr__(self, "distinct", distinct)
-        object.__setattr__(self, "type", type)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "cost", cost)
-        object.__setattr__(self, "deterministic", deterministic)
-        object.__setattr__(self, "may_fail", may_fail)
-        object.__setattr__(self, "opaque", opaque)
-
     def __eq__(self, other: object) -> bool:
         """Structural, without recursion (an expression may nest 10,000 levels)."""
         if not isinstance(other, Call):
@@ -151,7 +97,7 @@ class Call:
         return _hash(self)
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Subquery:
     """A scalar, ``exists`` or ``in`` subquery. ``outer_refs``: outer columns it reads."""
 
@@ -159,14 +105,6 @@ class Subquery:
     plan: Node
     args: tuple[Expr, ...] = ()
     outer_refs: frozenset[int] = frozenset()
-
-    def __init__(
-        self, kind: str, plan: Node, args: tuple[Expr, ...] = (), outer_refs: frozenset[int] = frozenset()
-    ) -> None:
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "plan", plan)
-        object.__setattr__(self, "args", args)
-        object.__setattr__(self, "outer_refs", outer_refs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Subquery):
@@ -208,7 +146,8 @@ def _equal(a: Expr, b: Expr) -> bool:
     return True
 
 
-#: Hashes of calls and subqueries computed in this optimization, by object (``costmodel.plan.plan_memo``).
+#: Hashes of calls and subqueries computed in this optimization, by object (``costmodel.plan.plan_memo``):
+#: without it, hashing each level of a deeply nested expression rehashes everything below (quadratic).
 HASHES: Final[ContextVar[dict[int, tuple[Expr, int]] | None]] = ContextVar("expr_hashes", default=None)
 
 
@@ -313,29 +252,17 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
                 stack.extend(_plan_expressions(node.plan))
 
 
-#: ``column_ids`` of calls computed in this optimization, by object (``costmodel.plan.plan_memo``): estimates
-#: ask for the same predicates' columns at every candidate placement.
-COLUMN_IDS: Final[ContextVar[dict[int, tuple[Expr, frozenset[int]]] | None]] = ContextVar("column_ids", default=None)
-
-
 def column_ids(expr: Expr) -> frozenset[int]:
     """Columns ``expr`` reads from its input, including a subquery's outer references."""
     if isinstance(expr, Column):
         return frozenset((expr.cid,))
-    memo = COLUMN_IDS.get()
-    hit = memo.get(id(expr)) if memo is not None else None
-    if hit is not None and hit[0] is expr:
-        return hit[1]
     out: set[int] = set()
     for node in walk(expr):
         if isinstance(node, Column):
             out.add(node.cid)
         elif isinstance(node, Subquery):
             out.update(node.outer_refs)
-    found = frozenset(out)
-    if memo is not None:
-        memo[id(expr)] = (expr, found)
-    return found
+    return frozenset(out)
 
 
 def is_deterministic(expr: Expr) -> bool:
@@ -389,7 +316,7 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr | None]) -> Expr:
             args = tuple(results[-count:])
             del results[-count:]
             if any(a is not b for a, b in zip(args, node.args, strict=True)):
-                node = replaced(node, args=args)
+                node = replace(node, args=args)
         result = fn(node)
         results.append(node if result is None else result)
     return results[0]

@@ -1,7 +1,7 @@
 """Whether a JSON-like value holds only finite numbers: JSON cannot carry a NaN or an infinity, and orjson
 writes one as ``null``, so a catalog or answer whose JSON holds a ``null`` value is walked to tell which it was.
 
-Compiled with the engine: the service walks every answer whose JSON holds a ``null`` value (``may_hold_null``).
+The service walks every answer whose JSON holds a ``null`` value (``may_hold_null``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def finite(value: Any) -> bool:
         kind = type(item)
         items: Iterable[Any]
         if kind is dict:
-            mapping: dict[Any, Any] = item  # typed: compiled, .values() is then a C call, not a method lookup
+            mapping: dict[Any, Any] = item
             items = mapping.values()
         else:
             items = item if kind is list or kind is tuple else (item,)
@@ -32,7 +32,7 @@ def finite(value: Any) -> bool:
             if kind is str or kind is int or kind is bool or inner is None:
                 continue
             if kind is float or isinstance(inner, float):  # float subclasses (numpy's) too
-                number: float = inner  # compiled: isinf and isnan of a C double, no call into Python
+                number: float = inner
                 if math.isinf(number) or math.isnan(number):
                     return False
             elif kind is dict or kind is list or kind is tuple:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 Placements = dict[tuple[str, str], list[tuple[int, Expr]]]
 
 
-@dataclass(init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass
 class Built:
     """A plan built from placements, with the object standing for each skeleton node (its filter, if any).
 
@@ -37,12 +37,6 @@ class Built:
     placements: Placements
     #: the plan's total cost, when known
     total: float | None = None
-
-    def __init__(self, root: Node, tops: dict[str, Node], placements: Placements, total: float | None = None) -> None:
-        self.root = root
-        self.tops = tops
-        self.placements = placements
-        self.total = total
 
 
 class Materializer:
@@ -191,7 +185,7 @@ class Materializer:
         above: Sequence[tuple[int, Expr]],
         filter_id: str | None,
     ) -> Node:
-        key = (  # plain loops: compiled, they beat map() with a builtin (a filter may hold thousands of conjuncts)
+        key = (
             node.id,
             tuple([id(kid) for kid in kids]),
             _adds_key(scan_adds) if scan_adds else (),

@@ -49,18 +49,13 @@ def _by_regex(line: str) -> tuple[int, str, str] | None:
     return None if hit is None else (len(hit["indent"]), hit["label"], hit["id"])
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Operator:
     """An operator as a person names it: its kind, a table for scans, its id, and its path from the root."""
 
     id: str
     kind: str
     path: str
-
-    def __init__(self, id: str, kind: str, path: str) -> None:  # noqa: A002 - the field's name
-        object.__setattr__(self, "id", id)
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "path", path)
 
     @property
     def name(self) -> str:
@@ -149,7 +144,7 @@ def tree_operators(plan: Node, wanted: AbstractSet[str] | None = None) -> dict[s
 _KINDS = {"scan": "TableScan", "project": "Projection", "union": "Union", "intersect": "Intersect", "except": "Except"}
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class _Above:
     """The operators above a node, shared by everything below it: its kind, what is above that, the depth,
     and the first kinds from the root (a tuple of each level's kinds would make a deep plan quadratic)."""
@@ -158,12 +153,6 @@ class _Above:
     parent: _Above | None
     depth: int
     head: tuple[str, ...]
-
-    def __init__(self, kind: str, parent: _Above | None, depth: int, head: tuple[str, ...]) -> None:
-        object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "parent", parent)
-        object.__setattr__(self, "depth", depth)
-        object.__setattr__(self, "head", head)
 
     def below(self, kind: str) -> _Above:
         head = self.head + (kind,) if len(self.head) < PATH_HEAD else self.head

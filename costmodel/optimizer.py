@@ -185,7 +185,6 @@ def _optimize_subqueries(
     columns are produced by no operator inside it, so predicates reading them stay where they are legal.
     """
     decisions: list[dict[str, Any]] = []
-    # partials of module functions: compiled, closures calling each other are a reference cycle (ADR 0003)
     fix = partial(_with_subqueries_decided, partial(_decided, catalog, options, sources, decisions))
     rebuilt: dict[str, Node] = {}
     for node in reversed(list(walk_plan(plan))):  # children before parents

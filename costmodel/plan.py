@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar, Token
+from dataclasses import replace
 from typing import Any, Final, assert_never
 
-from costmodel.expr import COLUMN_IDS, HASHES, Expr, PlanNode, use_plan_walker
+from costmodel.expr import HASHES, Expr, PlanNode, use_plan_walker
 from costmodel.fold import CONSTANT_TRUTHS
 from costmodel.kinds.registry import SAME_AS_INPUT, kind_of
 from costmodel.plan_nodes import Aggregate as Aggregate
@@ -36,8 +37,6 @@ from costmodel.plan_parts import IndexLookup as IndexLookup
 from costmodel.plan_parts import NamedExpr as NamedExpr
 from costmodel.plan_parts import SortKey as SortKey
 from costmodel.plan_parts import WindowFrame as WindowFrame
-from costmodel.rebuild import replaced
-from costmodel.render import TEXTS
 
 
 def op_name(node: Node) -> str:
@@ -57,7 +56,7 @@ def with_children(node: Node, kids: Sequence[Node]) -> Node:
 
 def _named_map(items: tuple[NamedExpr, ...], fn: Callable[[Expr], Expr]) -> tuple[NamedExpr, ...]:
     """``items`` with ``fn`` applied to each expression; the same tuple when nothing changed."""
-    out = tuple(replaced(e, expr=fn(e.expr)) for e in items)
+    out = tuple(replace(e, expr=fn(e.expr)) for e in items)
     return items if all(a.expr is b.expr for a, b in zip(out, items, strict=True)) else out
 
 
@@ -68,26 +67,26 @@ def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
     """
     match node:
         case Scan():
-            return replaced(node, filters=tuple(fn(f) for f in node.filters)) if node.filters else node
+            return replace(node, filters=tuple(fn(f) for f in node.filters)) if node.filters else node
         case Filter():
-            return replaced(node, predicate=fn(node.predicate))
+            return replace(node, predicate=fn(node.predicate))
         case Project():
-            return replaced(node, exprs=_named_map(node.exprs, fn))
+            return replace(node, exprs=_named_map(node.exprs, fn))
         case Aggregate():
-            return replaced(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
+            return replace(node, group_by=_named_map(node.group_by, fn), aggregates=_named_map(node.aggregates, fn))
         case Join():
-            return replaced(node, on=fn(node.on)) if node.on is not None else node
+            return replace(node, on=fn(node.on)) if node.on is not None else node
         case Sort():
-            return replaced(node, keys=tuple(replaced(k, expr=fn(k.expr)) for k in node.keys))
+            return replace(node, keys=tuple(replace(k, expr=fn(k.expr)) for k in node.keys))
         case Window():
-            return replaced(
+            return replace(
                 node,
                 partition_by=tuple(fn(p) for p in node.partition_by),
-                order_by=tuple(replaced(k, expr=fn(k.expr)) for k in node.order_by),
+                order_by=tuple(replace(k, expr=fn(k.expr)) for k in node.order_by),
                 functions=_named_map(node.functions, fn),
             )
         case Generate():
-            return replaced(node, generator=fn(node.generator))
+            return replace(node, generator=fn(node.generator))
         case SetOp() | Limit() | Distinct() | Alias() | Sample():
             return node  # no expressions of their own
         case _:
@@ -105,21 +104,19 @@ def walk_plan(node: Node) -> Iterator[Node]:
 
 #: Output columns already computed in this optimization, by node object (``plan_memo``); None outside one.
 _FIELDS: Final[ContextVar[dict[int, tuple[Node, tuple[Field, ...]]] | None]] = ContextVar("output_fields", default=None)
-#: The same columns' cids as a set, by node object (``plan_memo``): a join asks which side a column comes from.
-_CIDS: Final[ContextVar[dict[int, tuple[Node, frozenset[int]]] | None]] = ContextVar("output_cids", default=None)
-#: Other per-node memos of this optimization, by purpose (``scoped_memo``).
-_SCOPED: Final[ContextVar[dict[str, dict[int, Any]] | None]] = ContextVar("scoped_memos", default=None)
 
 
 #: every memo ``plan_memo`` opens and closes
-_MEMOS: Final[tuple[ContextVar[Any], ...]] = (_FIELDS, HASHES, TEXTS, CONSTANT_TRUTHS, _CIDS, _SCOPED, COLUMN_IDS)
+_MEMOS: Final[tuple[ContextVar[Any], ...]] = (_FIELDS, HASHES, CONSTANT_TRUTHS)
 
 
 def plan_memo(kept: tuple[Any, ...] | None = None) -> PlanMemo:
-    """Remember, until the block ends, every node's output columns, every expression's hash, constant truth,
-    text and columns read (all immutable; ``optimize`` opens one, the wire reader and writer too).
+    """Remember, until the block ends, every node's output columns and every expression's hash and constant
+    truth (all immutable; ``optimize`` opens one, the wire reader and writer too).
 
-    Without it a join chain recomputes the columns of everything below each join, once per question. Inside
+    Without it a join chain recomputes the columns of everything below each join, once per question (TPC-H
+    plan requests take a quarter longer), and a 10,000-level expression is hashed and folded in quadratic time
+    (tests/costmodel/test_deep_inputs.py: minutes instead of seconds). Inside
     an open one, another opens nothing. ``kept``: the memos of an earlier block (``open_memos``), opened again,
     so what is rendered after an optimization reuses what it remembered.
     """
@@ -132,8 +129,7 @@ def open_memos() -> tuple[Any, ...] | None:
 
 
 class PlanMemo:
-    """``plan_memo``'s block: a class, not ``contextlib.contextmanager``, whose enter and exit run interpreted
-    (compiled, a memo block is then a few native calls; one opens at every optimization and subquery)."""
+    """``plan_memo``'s block."""
 
     def __init__(self, kept: tuple[Any, ...] | None = None) -> None:
         self._tokens: list[tuple[ContextVar[Any], Token[Any]]] = []
@@ -148,13 +144,6 @@ class PlanMemo:
         for memo, token in self._tokens:
             memo.reset(token)
         self._tokens = []
-
-
-def scoped_memo(purpose: str) -> dict[int, Any] | None:
-    """A memo by node object for ``purpose`` that lives as long as the open ``plan_memo`` (None outside one);
-    entries hold the node too, so a reused ``id`` is told apart."""
-    memos = _SCOPED.get()
-    return None if memos is None else memos.setdefault(purpose, {})
 
 
 def output_fields(node: Node) -> tuple[Field, ...]:
@@ -175,28 +164,13 @@ def output_fields(node: Node) -> tuple[Field, ...]:
 
 
 def output_cids(node: Node) -> frozenset[int]:
-    """The cids of ``output_fields(node)``, remembered inside ``plan_memo``: asked at every join of a chain,
-    a set built anew each time would make the chain quadratic.
+    """The cids of ``output_fields(node)``.
 
     >>> from costmodel.plan import Scan
     >>> sorted(output_cids(Scan("s", "t", fields=(Field(1, "a"), Field(2, "b")))))
     [1, 2]
     """
-    memo = _CIDS.get()
-    if memo is None:
-        return frozenset([f.cid for f in output_fields(node)])
-    from costmodel.shared_walk import shared_bottom_up  # it walks plans with this module's helpers
-
-    return shared_bottom_up(node, memo, _cids_of, _united_cids)
-
-
-def _united_cids(join: Join, left: frozenset[int], right: frozenset[int]) -> frozenset[int] | None:
-    """A join that outputs exactly its inputs' columns has their cids; any other join its own."""
-    return left | right if len(output_fields(join)) == len(left) + len(right) else None
-
-
-def _cids_of(fields: tuple[Field, ...]) -> frozenset[int]:
-    return frozenset([f.cid for f in fields])
+    return frozenset([f.cid for f in output_fields(node)])
 
 
 def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) -> tuple[Field, ...]:
@@ -209,7 +183,7 @@ def _output_fields(node: Node, memo: dict[int, tuple[Node, tuple[Field, ...]]]) 
         hit = memo.get(id(current))
         if hit is not None and hit[0] is current:
             continue
-        own = kind_of(current).output_fields  # read once: a kind is not a compiled class
+        own = kind_of(current).output_fields
         kids = children(current)
         needed = kids[:1] if own == SAME_AS_INPUT else kids
         if not ready:

@@ -25,7 +25,7 @@ ON: Final = "on"
 SCAN: Final = "scan"
 
 
-@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(eq=False)
 class Position:
     """The predicate as ``form`` on ``node``'s output (ABOVE), in its join condition (ON), or in its filters (SCAN)."""
 
@@ -39,26 +39,6 @@ class Position:
     #: an ON position a WHERE predicate reached from above: the end of its way down
     form_from_where: bool = False
 
-    def __init__(
-        self,
-        node: Node,
-        kind: str,
-        form: Expr,
-        below: list[Position] | None = None,
-        stop: Blocked | None = None,
-        cost_here: float | None = None,
-        best_below: float | None = None,
-        form_from_where: bool = False,
-    ) -> None:
-        self.node = node
-        self.kind = kind
-        self.form = form
-        self.below = [] if below is None else below
-        self.stop = stop
-        self.cost_here = cost_here
-        self.best_below = best_below
-        self.form_from_where = form_from_where
-
     @property
     def key(self) -> tuple[str, str]:
         return (self.node.id, self.kind)
@@ -71,7 +51,7 @@ class Position:
         return next((i for i, kid in enumerate(children(self.node)) if kid.id == target), None)
 
 
-@dataclass(eq=False, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(eq=False)
 class Pred:
     """One predicate to place: a WHERE conjunct, a join-condition conjunct, or a derived one."""
 
@@ -96,38 +76,6 @@ class Pred:
     written: Position | None = None
     #: the worst-case comparison where the decision flips inside the selectivity interval (``costmodel.robust``)
     robust: dict[str, Any] | None = None
-
-    def __init__(
-        self,
-        index: int,
-        form: Expr,
-        kind: str,
-        root: Position,
-        origin_filter: str | None = None,
-        derived_reason: str | None = None,
-        via: str | None = None,
-        cut: list[Position] | None = None,
-        stop_at: frozenset[str] = frozenset(),
-        cost_with: float | None = None,
-        by_rule: bool = False,
-        origin: tuple[str, str, Expr] | None = None,
-        written: Position | None = None,
-        robust: dict[str, Any] | None = None,
-    ) -> None:
-        self.index = index
-        self.form = form
-        self.kind = kind
-        self.root = root
-        self.origin_filter = origin_filter
-        self.derived_reason = derived_reason
-        self.via = via
-        self.cut = [] if cut is None else cut
-        self.stop_at = stop_at
-        self.cost_with = cost_with
-        self.by_rule = by_rule
-        self.origin = origin
-        self.written = written
-        self.robust = robust
 
 
 def build_region(pos: Position, scan_pushdown: bool, stop_at: frozenset[str] = frozenset()) -> Position:

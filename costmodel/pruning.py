@@ -136,7 +136,7 @@ class _Rewriter:
                 return Call(">", (self.stat(column, "null_count"), Literal(0, "int")))
             return self.some_not_null(column)
         if fn in ("=", "!=", "<", "<=", ">", ">=") and len(expr.args) == 2:
-            # the literal on the right; no swap in place: a compiled build keeps a narrowed type through one
+            # the literal on the right
             flip = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "!=": "!="}
             first, second = expr.args
             swapped = isinstance(first, Literal) and not isinstance(second, Literal)

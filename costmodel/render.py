@@ -10,7 +10,6 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Final
 
 from costmodel.expr import ARITHMETIC, COMPARISONS, LIKES, Call, Column, Expr, Literal, Subquery
@@ -59,23 +58,9 @@ def _literal_sql(lit: Literal) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-#: Texts of predicates rendered with their own column names in this optimization, by object (``plan_memo``):
-#: the decision log renders the same predicate at every operator it passes.
-TEXTS: Final[ContextVar[dict[int, tuple[Expr, str]] | None]] = ContextVar("sql_texts", default=None)
-
-
 def to_sql(expr: Expr, name_of: Callable[[Column], str] | None = None) -> str:
     """Render ``expr`` as SQL-like text for decisions and EXPLAIN (``c.name LIKE 'A%'``)."""
-    if name_of is not None:
-        return _render(expr, name_of)
-    memo = TEXTS.get()
-    hit = memo.get(id(expr)) if memo is not None else None
-    if hit is not None and hit[0] is expr:
-        return hit[1]
-    text = _render(expr, _own_name)
-    if memo is not None:
-        memo[id(expr)] = (expr, text)
-    return text
+    return _render(expr, name_of or _own_name)
 
 
 def _own_name(column: Column) -> str:

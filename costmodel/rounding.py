@@ -29,9 +29,7 @@ _EXACT: Final = 2.0**52
 _DIRECT: Final = 2.0**31
 #: how far from a half the scaled value must be to trust its nearest integer: many times its rounding error
 _MARGIN: Final = 1e-12
-#: ``10.0 ** digits``, each exact; looked up: compiled, ``float(10**digits)`` was a generic power and a float
-#: call, most of this function's instructions. A tuple of any length: mypyc (1.x) builds a fixed-length tuple of
-#: floats as a new object at every use, and its check that such a constant is set is inverted.
+#: ``10.0 ** digits``, each exact
 _SCALES: Final[tuple[float, ...]] = (1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0, 1000000.0)
 #: the same as integers, for the division of a large value's digits (``_rounded_large``)
 _INT_SCALES: Final[tuple[int, ...]] = (1, 10, 100, 1000, 10000, 100000, 1000000)
@@ -58,8 +56,8 @@ def _near_tie(scaled: float, nearest: int) -> bool:
 
 def _rounded_large(x: float, digits: int) -> float:
     """``rounded`` of an ``x`` whose scaled value is past 2**31 (a plan's costs often are): its fraction is rounded
-    as ``rounded`` rounds, and the decimal's digits, an integer, are divided by ``10**digits``; ``round`` (about
-    5,000 instructions compiled) only for a value not finite or a fraction near a tie.
+    as ``rounded`` rounds, and the decimal's digits, an integer, are divided by ``10**digits``; ``round``
+    only for a value not finite or a fraction near a tie.
 
     >>> _rounded_large(612345678901.23456, 4) == round(612345678901.23456, 4), _rounded_large(2.0**60, 6) == 2.0**60
     (True, True)
@@ -77,6 +75,5 @@ def _rounded_large(x: float, digits: int) -> float:
     decimal = whole * _INT_SCALES[digits] + nearest  # the decimal's digits: x rounded, times 10**digits
     if -_EXACT < decimal < _EXACT:  # exact as a double, as 10**digits is: one correctly rounded division
         return float(decimal) / _SCALES[digits]
-    # divided as Python's integers are, correctly rounded (compiled, mypyc divides two machine integers as
-    # doubles, inexact past 2**53)
+    # divided as Python's integers are, correctly rounded
     return float(operator.truediv(decimal, _INT_SCALES[digits]))

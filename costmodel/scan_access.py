@@ -20,7 +20,7 @@ Once placement has put predicates into scans' ``filters``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from costmodel.catalog import Catalog, Index, TableInfo
@@ -31,7 +31,6 @@ from costmodel.kinds.registry import kind_of
 from costmodel.plan import IndexLookup, Join, Node, Scan, children, output_cids, with_children
 from costmodel.pruning import prune
 from costmodel.reasons import Reason
-from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rounding import rounded
 from costmodel.trampoline import Done, Step, run
@@ -168,7 +167,7 @@ class ScanAccess:
             report.pruned, report.kept = list(result.pruned), list(result.kept)
             report.pruning_predicate = result.describe()
             if result.pruned:
-                scan = replaced(scan, containers=result.kept)
+                scan = replace(scan, containers=result.kept)
         if table.indexes and scan.filters:
             scan = self._index(scan, table, names, report, null_supplying, index_joined)
         if report.containers_total or report.index is not None:
@@ -242,4 +241,4 @@ class ScanAccess:
             return scan
         residual = tuple(f for f in scan.filters if not any(f is m for m in matched))
         lookup = IndexLookup(index.name, tuple(index.columns), tuple(matched))
-        return replaced(scan, filters=residual, index=lookup)
+        return replace(scan, filters=residual, index=lookup)

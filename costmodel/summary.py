@@ -58,8 +58,8 @@ def _num(value: Any) -> str:
 
 
 def _float_text(value: float) -> str:
-    """``_num`` of a float: whole ones without a fraction, large ones to a tenth, the rest to 6 significant digits;
-    in C doubles when compiled (no method looked up by name)."""
+    """``_num`` of a float: whole ones without a fraction, large ones to a tenth, the rest to 6 significant
+    digits."""
     size = abs(value)
     if size < 1e15 and float(int(value)) == value:  # NaN and infinities fail the first test
         return str(int(value))

@@ -18,11 +18,9 @@ costs heap, not frames::
     >>> run(depth(nested))
     50001
 
-Why ``yield Done(result)`` and not ``return result``: a generator that returns raises ``StopIteration``, and
-under mypyc catching it costs about 5,000 instructions (a traceback entry, a frame object, the exception made
-and freed), about 4% of a plan request at some hundred steps a request. A step that yielded ``Done`` is never
-resumed again. A step may still ``return`` its result (``run`` takes it, more slowly); the engine's steps do
-not: ``Step``'s return type is None, so mypy rejects a ``return`` with a value.
+A step ends with ``yield Done(result)``; a step that yielded ``Done`` is never resumed again. A step may still
+``return`` its result (``run`` takes it); the engine's steps do not: ``Step``'s return type is None, so mypy
+rejects a ``return`` with a value.
 """
 
 from __future__ import annotations

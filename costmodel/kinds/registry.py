@@ -19,8 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
-from mypy_extensions import mypyc_attr
-
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.expr import Column, Expr
@@ -36,12 +34,10 @@ SAME_AS_INPUT: Final[Literal["same_as_input"]] = "same_as_input"
 N = TypeVar("N")
 
 
-@mypyc_attr(native_class=False)  # a compiled class cannot derive from TypeError
 class UnknownKind(TypeError):
     """A node whose class no registered kind claims: a bug, never a default."""
 
 
-@mypyc_attr(native_class=False)  # a compiled class cannot be generic at run time
 @dataclass(frozen=True, slots=True)
 class OperatorKind(Generic[N]):
     """Everything the engine needs to know about one kind of plan node (a ``N``)."""

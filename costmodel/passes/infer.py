@@ -52,8 +52,7 @@ def infer(work: Work) -> None:
 
 
 class _Derived:
-    """Derived predicates joining ``work.preds``, each new one queued to derive from in turn (a class: the compiled
-    engine's garbage held the closure this replaced, docs/decisions/0003-compiled-engine.md)."""
+    """Derived predicates joining ``work.preds``, each new one queued to derive from in turn."""
 
     def __init__(self, work: Work):
         self.preds, self.scan_pushdown = work.preds, work.options.scan_pushdown

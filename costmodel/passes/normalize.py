@@ -14,6 +14,7 @@ where an earlier predicate or a join condition stood (its guards).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from costmodel.expr import (
@@ -31,7 +32,6 @@ from costmodel.passes.work import Work
 from costmodel.plan import Filter, Join, Node, children, walk_plan, with_children
 from costmodel.positions import ABOVE, ON, Position, Pred
 from costmodel.reasons import Reason
-from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rules.join import side_of
 from costmodel.rules.split_conjunctions import classify_conjuncts, fold_conjunct
@@ -71,7 +71,7 @@ def _strip(plan: Node, work: Work) -> Node:
 
 
 class _Stripper:
-    """What ``_strip`` does at each node (a class: compiled, closures calling each other are a reference cycle)."""
+    """What ``_strip`` does at each node."""
 
     def __init__(self, work: Work):
         self.work = work
@@ -129,7 +129,7 @@ class _Stripper:
                     )
                     reason = Reason.UNKNOWN_FUNCTION if opaque_names(part) else reason
                     self.work.fixed.append(_blocked(part, node.id, reason))
-            node = replaced(node, on=and_(keep) if keep else None)
+            node = replace(node, on=and_(keep) if keep else None)
         return node
 
 

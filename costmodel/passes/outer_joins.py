@@ -10,12 +10,13 @@ again, since an inner join lets predicates pass that the outer one stopped.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from costmodel.deadline import check_deadline
 from costmodel.passes.legality import legality
 from costmodel.passes.work import Work
 from costmodel.plan import Join, Node, children, with_children
 from costmodel.positions import ABOVE, iter_region
-from costmodel.rebuild import replaced
 from costmodel.render import to_sql
 from costmodel.rules.outer_to_inner import simplify_outer_join
 
@@ -68,6 +69,6 @@ def outer_joins(work: Work) -> None:
                 "detail": f"{to_sql(form)} is never true on the rows the {join.type} join pads with NULLs",
             }
         )
-        skeleton = _replace_node(skeleton, join.id, replaced(join, type=new_type))
+        skeleton = _replace_node(skeleton, join.id, replace(join, type=new_type))
         work.skeleton = skeleton
         legality(work)

@@ -150,6 +150,7 @@ class Reporter:
         on_path: set[int],
         out: list[dict[str, Any]],
     ) -> list[dict[str, Any]]:
+        text = to_sql(pred.form)
         start = pred.root
         if pred.written is not None:
             out.extend(self.pulled_up(pred, in_cut))
@@ -162,7 +163,7 @@ class Reporter:
             if pos.kind == SCAN or pos.form_from_where:
                 continue
             side = pos.entered_child() if isinstance(pos.node, Join) else None
-            entry = {"predicate": to_sql(pos.form), "operator": pos.node.id}
+            entry = {"predicate": text if pos.form is pred.form else to_sql(pos.form), "operator": pos.node.id}
             if id(pos) in in_cut:
                 if pos.stop is not None:
                     entry.update(action="blocked", reason=pos.stop.reason, detail=pos.stop.detail)

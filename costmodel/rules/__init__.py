@@ -14,28 +14,20 @@ from costmodel.expr import Expr
 from costmodel.reasons import Reason
 
 
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Crossing:
     """The predicate may move below the operator into child ``index`` as ``form``."""
 
     index: int
     form: Expr
 
-    def __init__(self, index: int, form: Expr) -> None:
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "form", form)
 
-
-@dataclass(frozen=True, slots=True, init=False)  # __init__ written out: see docs/decisions/0003-compiled-engine.md
+@dataclass(frozen=True, slots=True)
 class Blocked:
     """The predicate must stay above the operator; ``reason`` is machine readable."""
 
     reason: Reason
     detail: str
-
-    def __init__(self, reason: Reason, detail: str) -> None:
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "detail", detail)
 
 
 Outcome = list[Crossing] | Blocked

@@ -1,6 +1,5 @@
-"""Walks over a wire plan's JSON that do not read it into nodes: compiled with the engine, because the service
-and the SQL adapter make them on every request (the nodes the answer warns about, the columns a scan is seen
-to read, the plan numbered)."""
+"""Walks over a wire plan's JSON that do not read it into nodes, which the service and the SQL adapter make on
+every request (the nodes the answer warns about, the columns a scan is seen to read, the plan numbered)."""
 
 from __future__ import annotations
 
@@ -143,8 +142,7 @@ def _numbered_expression(value: Any, subqueries: list[tuple[dict[str, Any], Any,
     """A wire expression (or any JSON value) as ``numbered`` puts it in its copy: ``value`` itself when no
     subquery is inside it, else a copy of the containers on the way to each subquery, whose plan is queued, in
     order, to be numbered into its copy (a subquery inside a shared expression is numbered once per place).
-    Lists and dicts are walked each with its own loop: compiled, a loop over a list or a dict's items is
-    native, where one loop over either (an ``Iterable``) goes through Python's iteration protocol."""
+    """
     if type(value) is list:
         changed_list: list[Any] | None = None
         for i, item in enumerate(value):

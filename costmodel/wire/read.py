@@ -148,8 +148,7 @@ class Binder(ExpressionReader):
 
 def _ids_and_depth(raw: Any) -> tuple[set[str], int, Any]:
     """Ids the caller gave, the nesting depth, and the first node whose id was given twice (or None): one walk
-    without recursion, so the depth is checked before a duplicate is reported. Plain loops over typed containers:
-    compiled, a generator per object and a generic ``values()`` cost more than the walk."""
+    without recursion, so the depth is checked before a duplicate is reported."""
     seen: set[str] = set()
     twice: Any = None
     deepest = 0

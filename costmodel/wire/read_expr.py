@@ -77,7 +77,7 @@ class ExpressionReader:
     outer_hits: list[set[int]]
     scopes: Scopes
 
-    # the binder's own (costmodel.wire.read); stated here so a compiled build knows them
+    # the binder's own (costmodel.wire.read)
     def short(self, path: str) -> str:
         raise NotImplementedError
 

@@ -26,7 +26,6 @@ def index_of(scope: tuple[Field, ...]) -> Index:
     out: dict[str | tuple[str, str], tuple[Field, ...]] = {}
     for f in scope:
         name = f.name.lower()
-        # two statements, not a loop over the two keys: compiled, that tuple of keys is built for every field
         known = out.get(name)
         out[name] = (f,) if known is None else known + (f,)
         qualified = ((f.qualifier or "").lower(), name)

@@ -26,8 +26,7 @@ from costmodel.wire.names import Namer
 
 
 def expr_to_wire(expr: Expr, namer: Namer) -> dict[str, Any]:
-    """``expr`` on the wire, built top-down with an explicit stack (an expression may nest 10,000 levels); ``namer``
-    typed as the class it is: compiled, spelling a column is then a native call."""
+    """``expr`` on the wire, built top-down with an explicit stack (an expression may nest 10,000 levels)."""
     root: list[dict[str, Any]] = []
     stack: list[tuple[Expr, list[dict[str, Any]]]] = [(expr, root)]
     while stack:
@@ -86,7 +85,7 @@ def plan_to_wire(node: Node) -> dict[str, Any]:
 
 def _plan_to_wire(node: Node) -> dict[str, Any]:
     written: dict[int, dict[str, Any]] = {}
-    write_child = partial(_written, written)  # compiled, the closure this replaced was cyclic garbage (ADR 0003)
+    write_child = partial(_written, written)
     stack: list[tuple[Node, bool]] = [(node, False)]
     while stack:
         current, ready = stack.pop()

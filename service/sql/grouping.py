@@ -58,10 +58,6 @@ def grouping_keys(group: exp.Group | None) -> tuple[list[exp.Expr], list[tuple[i
     return keys, [tuple(sorted(set(s))) for s in sets]
 
 
-# Module functions, not nested ones: compiled, nested functions and the frame they share are a reference cycle
-# that only the cyclic collector frees (docs/decisions/0003-compiled-engine.md).
-
-
 def _index(keys: list[exp.Expr], e: exp.Expr) -> int:
     """``e``'s place among ``keys``, added at the end when new."""
     for i, k in enumerate(keys):

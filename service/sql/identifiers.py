@@ -1,4 +1,4 @@
-"""Identifiers normalized as a dialect resolves them, in compiled code: sqlglot's ``Dialect.normalize_identifier``
+"""Identifiers normalized as a dialect resolves them: sqlglot's ``Dialect.normalize_identifier``
 is interpreted Python, and the binder calls it once per identifier of every query (26 times on TPC-H q01, about
 2 µs each). A dialect that overrides it (BigQuery) keeps its own; the rule for the rest is sqlglot's, read from the
 dialect's settings (tests/sql/test_identifiers.py holds the two to the same result in every dialect)."""

@@ -91,8 +91,7 @@ def _order_input(o: exp.Ordered, names: list[str], raws: list[exp.Expr]) -> exp.
 
 
 class FreshNames:
-    """Names ``prefix1``, ``prefix2``, ... not yet taken in one SELECT block (an object, not a nested function:
-    compiled, nested functions and their shared frame are a reference cycle; ADR 0003).
+    """Names ``prefix1``, ``prefix2``, ... not yet taken in one SELECT block.
 
     >>> fresh = FreshNames({"_a1"})
     >>> fresh("_a"), fresh("_a"), fresh("_g")

@@ -25,7 +25,6 @@ from service.sql.hints import place_hints
 from service.sql.render_ctes import hoist_repeated
 from service.sql.render_nodes import Renderer
 from service.sql.work import translating
-from service.sql.write_sql import write_sql
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +52,8 @@ def _render(plan: dict[str, Any], dialect: str, catalog: dict[str, Any] | None, 
     renderer = Renderer(plan, catalog)
     query = render_tree(plan, dialect, catalog, source, renderer)
     try:
-        text = write_sql(query, dialect)  # not copied: the tree was built for this call only
+        # not copied: the tree was built for this call only
+        text = dialect_of(dialect).generate(query, copy=False, pretty=True)
     except SqlglotError as err:
         raise SqlError("invalid_plan", f"cannot write this plan as {dialect} SQL: {err}") from err
     except SQLGLOT_SLIPS as err:  # logged too, in case the tree at fault is one this adapter built wrong

@@ -11,9 +11,6 @@ dialect from a memo, as a copy, while ``remembering`` is set (``service.sql.work
 translation running in this thread or task, nobody else's). Every other call, and every call outside the
 adapter, goes to sqlglot's own ``parse_one`` untouched, so sqlglot's behaviour for anyone else in the process
 is its own. The answer is the same tree a parse makes (tests/sql/test_type_names.py compares them).
-
-Left as Python (setup.py's ``PYTHON_ONLY``): it puts a Python function in place of a Python function, with
-``functools.wraps``, which a compiled function cannot carry.
 """
 
 from __future__ import annotations

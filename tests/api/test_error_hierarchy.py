@@ -48,12 +48,8 @@ OUTSIDE: dict[tuple[str, str], str] = {
     ("service/sql/common.py", "ValueError"): "build_function raises as exp.func does; its callers catch sqlglot's "
     "failures (SQLGLOT_FAILURES) and answer unsupported or invalid_plan",
     ("service/sql/to_plan.py", "Unbindable"): "control flow, as above",
-    ("service/sql/write_sql.py", "UnsupportedError"): "raised as sqlglot's generate raises it (a RAISE error "
-    "level); plan_to_sql turns it into SqlError",
     ("service/worker_pool.py", "EOFError"): "caught just below: a worker that died while starting",
     ("service/worker_pool.py", "RuntimeError"): "a worker process that died without answering: a 500, as a bug",
-    ("costmodel/rebuild.py", "TypeError"): "a bug: a copy naming a field the node does not have, as "
-    "dataclasses.replace says it",
     ("costmodel/kinds/registry.py", "UnknownKind"): "a bug (a node class with no kind): a 500, never a default",
     ("costmodel/kinds/registry.py", "ValueError"): "a bug at import: two kinds claiming one class or op",
     ("costmodel/sample.py", "Unsupported"): "control flow: the sample source declines and the chain goes on",
