@@ -36,3 +36,14 @@ def test_a_python_example_defines_or_imports_every_name_it_uses(name: str, code:
         timeout=60,
     )
     assert result.returncode == 0, f"{name}:\n{result.stdout}"
+
+
+def test_the_readme_library_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """The "Using the engine as a library" example, executed as written: it prints the plan after and the log."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("# Using the engine as a library") :]
+    code = BLOCK.search(section)
+    assert code is not None
+    exec(compile(code.group(1), "README.md", "exec"), {"__name__": "readme_example"})  # noqa: S102
+    printed = capsys.readouterr().out
+    assert "TableScan: t" in printed and "v > 3" in printed

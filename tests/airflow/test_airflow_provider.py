@@ -25,6 +25,7 @@ REQUIRED_MODULES = {
     "test_hook",
     "test_operator",
     "test_provider",
+    "test_readme_dag",
     "test_spark_sql_operator",
     "test_trigger",
 }
