@@ -157,7 +157,7 @@ def spark_times(spark: Any, query: Query, answer: dict[str, Any], runs: int, tim
 
 
 def duckdb_times(con: Any, query: Query, answer: dict[str, Any], runs: int) -> dict[str, Any]:
-    sql = answer.get("sql")
+    sql = answer.get("sql_portable", answer.get("sql"))  # the engine-neutral rewrite: no Spark barriers
     if not sql:
         return {"error": "no sql in the answer"}
     try:

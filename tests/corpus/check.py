@@ -270,7 +270,8 @@ class Checker:
                 out.violations.append(("service_error", f"{type(exc).__name__}: {exc}"[:500]))
             return out
         target = answer.get("spark") or {}
-        out.spark_sql, out.answer_sql = target.get("sql", ""), answer.get("sql", "")
+        # DuckDB gets the engine-neutral rewrite (``sql_portable``); ``sql`` is the one to run on Spark, barriers in
+        out.spark_sql, out.answer_sql = target.get("sql", ""), answer.get("sql_portable", answer.get("sql", ""))
         out.as_written = bool(target.get("as_written"))
         out.savings_vs_baseline = (answer.get("cost") or {}).get("savings_vs_baseline")
         if out.savings_vs_baseline is not None and out.savings_vs_baseline < -1e-9:
