@@ -162,9 +162,10 @@ def opaque_names(expr: Expr) -> list[str]:
 
 
 def opaque_detail(expr: Expr) -> str:
-    """Why a predicate calling unknown functions stays put, and how to let it move."""
+    """Why the service does not place a predicate calling unknown functions, who does, and how to change that."""
     names = ", ".join(opaque_names(expr))
     return (
-        f"{names}: not a function the engine knows, so it may be non-deterministic or fail and stays where the"
-        " query put it; declare it under functions (cost, deterministic, may_fail) to let it move"
+        f"{names}: not a function the engine knows (it may be non-deterministic or fail), so the service does not"
+        " move it and the engine that runs the query places it by its own rules (Spark pushes a deterministic UDF"
+        " down); declare it under functions (cost, deterministic, may_fail) to have it placed by cost"
     )
