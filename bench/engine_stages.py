@@ -36,14 +36,12 @@ from costmodel.cost import CostModel, column_infos  # noqa: E402
 from costmodel.estimate import DEFAULT_SOURCES, Estimator  # noqa: E402
 from costmodel.estimate_live import ndv_drops  # noqa: E402
 from costmodel.join_order import catalyst_join_order  # noqa: E402
-from costmodel.materialize import deepest_placements  # noqa: E402
 from costmodel.options import options_from_wire  # noqa: E402
 from costmodel.passes import PIPELINE, Work  # noqa: E402
 from costmodel.passes.report import report  # noqa: E402
-from costmodel.passes.rewrite import MINTED_IDS, built_plan  # noqa: E402
+from costmodel.passes.rewrite import MINTED_IDS  # noqa: E402
 from costmodel.plan import plan_memo  # noqa: E402
 from costmodel.robust import savings_interval  # noqa: E402
-from costmodel.scan_access import ScanAccess  # noqa: E402
 from costmodel.unique_ids import unique_node_ids  # noqa: E402
 from costmodel.wire import plan_from_wire  # noqa: E402
 
@@ -93,9 +91,7 @@ def staged(plan: Any, catalog: Any, times: dict[str, float]) -> dict[str, Any]:
                 baseline = optimizer._rule_based_total(work, node, None) if differs else result.total_after
                 result.baseline_total = baseline
                 if differs and work.final is not None:
-                    access = ScanAccess(work.catalog, work.model)
-                    rule_plan = built_plan(work, deepest_placements(work.preds), access)
-                    result.savings_interval = savings_interval(work, work.final, rule_plan)
+                    result.savings_interval = savings_interval(work, work.final, optimizer._rule_based_plan(work))
                 lap("baseline")
             brief = result.to_wire_brief()
             lap("answer")

@@ -98,13 +98,14 @@ def _optimize(
     if not differs:
         result.baseline_total = result.total_after if baseline else None
         return result
-    rule_based = _rule_based_total(work, plan, sources)
+    # mode cost: the rule-based plan is built once, for its total and for the savings' interval
+    rule_plan = _rule_based_plan(work) if options.mode == "cost" else None
+    rule_based = work.model.total(rule_plan) if rule_plan is not None else _rule_based_total(work, plan, sources)
     if options.mode == "cost" and result.total_after > rule_based + _EPS * max(1.0, rule_based):
         return _rule_based_instead(plan, catalog, options, sources, result.total_after, baseline)
     if baseline:
         result.baseline_total = rule_based
-        if options.mode == "cost" and work.final is not None:
-            rule_plan = built_plan(work, deepest_placements(work.preds), ScanAccess(work.catalog, work.model))
+        if rule_plan is not None and work.final is not None:
             result.savings_interval = savings_interval(work, work.final, rule_plan)
     return result
 
@@ -159,7 +160,13 @@ def _rule_based_total(work: Work, plan: Node, sources: tuple[SelectivitySource, 
     """
     if work.options.mode != "cost":
         return _rule_based_rerun(plan, work.catalog, work.options, sources)
-    return work.model.total(built_plan(work, deepest_placements(work.preds), ScanAccess(work.catalog, work.model)))
+    return work.model.total(_rule_based_plan(work))
+
+
+def _rule_based_plan(work: Work) -> Node:
+    """After a run in mode ``cost``: the plan with every predicate, derived ones included, at the leaves of its
+    region, built from the run's own predicates (``_rule_based_total``)."""
+    return built_plan(work, deepest_placements(work.preds), ScanAccess(work.catalog, work.model))
 
 
 def _rule_based_rerun(
