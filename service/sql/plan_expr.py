@@ -373,6 +373,8 @@ class ExprBuilder:
         """A named function: wire name + positional args, checked to rebuild identically (``func_forms``)."""
         if isinstance(e, exp.Anonymous):
             return {"fn": e.name.lower(), "args": [sub(x) for x in e.expressions]}
+        if isinstance(e, exp.TsOrDsAdd):
+            return _day_shift(e, sub)
         name = e.sql_name().lower()
         if isinstance(e, exp.Count) and (e.this is None or isinstance(e.this, exp.Star)) and not e.expressions:
             return {"fn": "count", "args": []}
@@ -387,6 +389,26 @@ class ExprBuilder:
         if not rebuilds_in_place(e, name, positional):
             check_rebuilds(e, name, positional)
         return _call(name, positional, sub, distinct=False)
+
+
+def _day_shift(e: exp.TsOrDsAdd, sub: Any) -> Expr:
+    """Spark's ``date_add(d, n)`` / ``date_sub(d, n)``: sqlglot reads both as one day shift (``date_sub``'s count
+    times -1). Any unit other than days is refused: the wire's ``date_add`` counts days."""
+    unit = e.args.get("unit")
+    if unit is not None and unit.name.upper() != "DAY":
+        raise unsupported(f"date arithmetic in {unit.name.upper()}", e)
+    if e.args.get("return_type") is not None:
+        raise unsupported("date arithmetic with a return type", e)
+    days = e.expression
+    negated = (
+        isinstance(days, exp.Mul)
+        and isinstance(days.expression, exp.Neg)
+        and isinstance(days.expression.this, exp.Literal)
+        and days.expression.this.this == "1"
+    )
+    if negated:
+        return {"fn": "date_sub", "args": [sub(e.this), sub(days.this)]}
+    return {"fn": "date_add", "args": [sub(e.this), sub(days)]}
 
 
 def _call(name: str, positional: list[exp.Expr], sub: Any, distinct: bool) -> Expr:

@@ -30,6 +30,7 @@ PHRASES: dict[str, list[str]] = {
     "IS {}": ["IS <value>"],
     "{} subquery comparison": ["ALL subquery comparison", "ANY subquery comparison"],
     "INTERVAL {}": ["INTERVAL <unit>"],
+    "date arithmetic in {}": ["date arithmetic in <UNIT>"],
     "function {}": ["function <NAME>"],
     "function {} in this form": ["function <NAME> in this form"],
     "function {} with option {}": ["function <NAME> with option <OPTION>"],
