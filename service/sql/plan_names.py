@@ -72,6 +72,7 @@ RULES: dict[str, Callable[[Node, Tables], Names]] = {
     "sort": _passes_input,
     "limit": _passes_input,
     "distinct": _passes_input,
+    "sample": _passes_input,
     "project": lambda n, t: _named(n["exprs"]),
     "aggregate": lambda n, t: _named([*n["group_by"], *n["aggregates"]]),
     "window": lambda n, t: _union(visible_names(n["input"], t), _named(n["functions"])),

@@ -37,6 +37,7 @@ from service.sql.render_expr import (
     output_name,
     refs_in,
 )
+from service.sql.table_sample import sample_clause
 
 #: Dialects that read ``LATERAL VIEW explode(...)``; the others get ``JOIN UNNEST(...)``.
 LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
@@ -266,6 +267,25 @@ class Renderer(BlockRenderer):
         if offset:
             block.select.set("offset", exp.Offset(expression=exp.Literal.number(int(offset))))
         block.stage = LIMIT
+        return block
+
+    def op_sample(self, n: Node, outer: list[list[Col]]) -> Block:
+        """``TABLESAMPLE`` on the block's one FROM item (a table, or a derived table): a block that has more than
+        that one item, a filter or anything after FROM is wrapped first, so the sample draws from exactly its input's
+        rows; what comes above (a filter, a join) applies to the sampled rows."""
+        block = self.node(self.child(n, "input"), outer)
+        source = block.select.args["from_"].this if isinstance(block.select, exp.Select) else None
+        if (
+            block.stage != FROM
+            or block.projected
+            or block.sources != 1
+            or any(block.select.args.get(k) for k in ("joins", "laterals", "where"))
+            or not isinstance(source, (exp.Table, exp.Subquery))
+            or source.args.get("sample") is not None
+        ):
+            block = self.wrap(block)
+            source = block.select.args["from_"].this
+        source.set("sample", sample_clause(n, self.dialect))
         return block
 
     def op_alias(self, n: Node, outer: list[list[Col]]) -> Block:
