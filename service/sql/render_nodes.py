@@ -4,10 +4,11 @@ or wraps that block as a derived table when SQL's clause order does not allow it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from sqlglot import exp
 
+from costmodel.kinds.registry import is_wire_op
 from service.sql.errors import SqlError
 from service.sql.render_block import (
     AGG,
@@ -45,6 +46,45 @@ LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
 
 class Renderer(BlockRenderer):
     """Renders one wire plan; ``node`` dispatches to the ``op_*`` methods."""
+
+    def dispatch(self, n: Node, outer: list[list[Col]]) -> Block:
+        """The ``op_*`` method of ``n``'s op: exhaustive over the wire ops (mypy names a new kind's op here)."""
+        op = n.get("op")
+        if not is_wire_op(op):
+            raise SqlError("invalid_plan", f"unknown node op {op!r}", detail={"id": n.get("id")})
+        match op:
+            case "scan":
+                return self.op_scan(n, outer)
+            case "filter":
+                return self.op_filter(n, outer)
+            case "project":
+                return self.op_project(n, outer)
+            case "aggregate":
+                return self.op_aggregate(n, outer)
+            case "join":
+                return self.op_join(n, outer)
+            case "union":
+                return self.setop(n, outer, exp.Union)
+            case "intersect":
+                return self.setop(n, outer, exp.Intersect)
+            case "except":
+                return self.setop(n, outer, exp.Except)
+            case "sort":
+                return self.op_sort(n, outer)
+            case "limit":
+                return self.op_limit(n, outer)
+            case "window":
+                return self.op_window(n, outer)
+            case "distinct":
+                return self.op_distinct(n, outer)
+            case "alias":
+                return self.op_alias(n, outer)
+            case "generate":
+                return self.op_generate(n, outer)
+            case "sample":
+                return self.op_sample(n, outer)
+            case _:
+                assert_never(op)
 
     def op_scan(self, n: Node, outer: list[list[Col]]) -> Block:
         table = n.get("table")
@@ -366,15 +406,6 @@ class Renderer(BlockRenderer):
             pred = exp.Not(this=pred)
         self.add_where(left, pred)
         return left
-
-    def op_union(self, n: Node, outer: list[list[Col]]) -> Block:
-        return self.setop(n, outer, exp.Union)
-
-    def op_intersect(self, n: Node, outer: list[list[Col]]) -> Block:
-        return self.setop(n, outer, exp.Intersect)
-
-    def op_except(self, n: Node, outer: list[list[Col]]) -> Block:
-        return self.setop(n, outer, exp.Except)
 
     def setop(self, n: Node, outer: list[list[Col]], kind: type[exp.Expr]) -> Block:
         inputs = n.get("inputs") or []
