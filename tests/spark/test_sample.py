@@ -38,8 +38,9 @@ def world(spark):
 def test_a_seeded_tablesample_under_a_join_returns_the_original_rows(world):
     spark = world
     result = run_sql(spark, SQL, client=PushdownClient(), catalog=catalog(), functions=FUNCTIONS)
-    sample = [d for d in result.answer["decisions"] if d["reason"] == "sample"]
-    assert {d["predicate"] for d in sample} == {"o.o_totalprice > 100", "expensive_check(o.o_comment)"}
+    stopped = {entry["predicate"]: entry["stopped"] for entry in result.answer["summary"]}
+    assert stopped["o.o_totalprice > 100"].startswith("blocked: sample"), stopped  # down to the sample, no further
+    assert stopped["expensive_check(o.o_comment)"].startswith("not_beneficial"), stopped  # held above the join
     assert "TABLESAMPLE (30 PERCENT) REPEATABLE (7)" in result.answer["spark"]["sql"]
     expected = spark.sql(SQL)
     got = result.collect()
@@ -72,10 +73,11 @@ def sampled_pipeline(parquet: Any) -> Any:
     return joined.select("o_id", "o_totalprice", "c_name")
 
 
-def test_a_dataframe_sample_maps_to_the_sample_kind_and_keeps_its_rows(parquet):
+def test_a_dataframe_sample_stays_in_a_leaf_and_keeps_its_rows(parquet):
     original = sampled_pipeline(parquet)
-    (sample,) = [n for n in node_dicts(translate(original).plan) if n["op"] == "sample"]
-    assert sample["fraction"] == 0.3 and sample["method"] == "bernoulli" and isinstance(sample["seed"], int)
+    # Spark's Sample is read as a leaf, whole: mapped to the sample kind, the rewritten DataFrame drew other rows
+    # on Spark 4 (see the report of issue 45), so the reader keeps it out of the plan.
+    assert not [n for n in node_dicts(translate(original).plan) if n["op"] == "sample"]
     optimized = optimize_dataframe(original, client=PushdownClient(), functions={"<lambda>": {"cost": 5000}})
     assert optimized is not original
     assert "Sample 0.0, 0.3, false" in optimized._jdf.queryExecution().analyzed().toString()
