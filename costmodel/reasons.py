@@ -51,5 +51,6 @@ class Reason(StrEnum):
     PRESERVED_SIDE_ON_PREDICATE = "preserved_side_on_predicate"
     REFERENCES_BOTH_SIDES = "references_both_sides"
     REFERENCES_WINDOW_OUTPUT = "references_window_output"
+    SAMPLE = "sample"
     SORT_LIMIT = "sort_limit"
     UNKNOWN_FUNCTION = "unknown_function"

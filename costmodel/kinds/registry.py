@@ -8,21 +8,45 @@ required field, so a kind cannot be registered with one missing, and a node
 whose kind is not registered raises ``UnknownKind`` instead of falling to a
 default. docs/operator-kinds.md shows how to add one.
 
-This module imports nothing from the engine at run time, so the modules that
-consult it (``costmodel.plan`` included) and the kinds that fill it never form
-an import cycle.
+The two dispatches over kinds are exhaustive, so that mypy names each place a
+new kind must be handled: ``kind_name`` is a ``match`` over the ``Node`` union
+ending in ``assert_never`` (a node class added to the union without a case is a
+type error there), and ``WireOp`` lists the wire ``op`` names, which every
+dispatch over wire dicts matches exhaustively (``service.sql``'s renderer and
+name rules; the client keeps its own copy, tested equal).
+
+This module imports only the node classes from the engine at run time, so the
+modules that consult it (``costmodel.plan`` included) and the kinds that fill
+it never form an import cycle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeGuard, TypeVar, assert_never, get_args
+
+from costmodel.plan_nodes import (
+    Aggregate,
+    Alias,
+    Distinct,
+    Filter,
+    Generate,
+    Join,
+    Limit,
+    Node,
+    Project,
+    Sample,
+    Scan,
+    SetOp,
+    Sort,
+    Window,
+)
 
 if TYPE_CHECKING:
     from costmodel.cost import CostModel, RowEstimate
     from costmodel.expr import Column, Expr
-    from costmodel.plan import Field, Node
+    from costmodel.plan import Field
     from costmodel.rules import Outcome
     from costmodel.wire.names import Namer
     from costmodel.wire.read import Binder
@@ -93,20 +117,89 @@ _BY_NAME: Final[dict[str, OperatorKind[Any]]] = {}
 
 def register(kind: OperatorKind[N]) -> OperatorKind[N]:
     """Add ``kind``; a second kind claiming the same class, op or name is a bug."""
-    if kind.node_type in _BY_TYPE or kind.name in _BY_NAME or any(op in _BY_OP for op in kind.ops):
+    claimed = {k.node_type for k in _BY_NAME.values()}
+    if kind.node_type in claimed or kind.name in _BY_NAME or any(op in _BY_OP for op in kind.ops):
         raise ValueError(f"operator kind {kind.name!r} is registered twice")
-    _BY_TYPE[kind.node_type] = kind
     _BY_NAME[kind.name] = kind
     for op in kind.ops:
         _BY_OP[op] = kind
     return kind
 
 
-def kind_of(node: object) -> OperatorKind[Any]:
-    """The kind of ``node``; raises ``UnknownKind`` for a class no kind claims."""
+#: Every wire ``op`` name. A dispatch over wire dicts narrows ``op`` to it (``is_wire_op``) and matches it
+#: exhaustively; tests/costmodel/test_kinds.py checks it against the registered kinds' ``ops``.
+WireOp = Literal[
+    "scan",
+    "filter",
+    "project",
+    "aggregate",
+    "join",
+    "union",
+    "intersect",
+    "except",
+    "sort",
+    "limit",
+    "window",
+    "distinct",
+    "alias",
+    "generate",
+    "sample",
+]
+WIRE_OPS: Final[frozenset[str]] = frozenset(get_args(WireOp))
+
+
+def is_wire_op(op: object) -> TypeGuard[WireOp]:
+    return op in WIRE_OPS
+
+
+def kind_name(node: Node) -> str:
+    """The name of ``node``'s kind (``OperatorKind.name``, its key in ``options.operator_costs``).
+
+    Exhaustive over the node union: a class added to it is a type error here until it names its kind.
+    """
+    match node:
+        case Scan():
+            return "scan"
+        case Filter():
+            return "filter"
+        case Join():
+            return "join"
+        case Project():
+            return "project"
+        case Aggregate():
+            return "aggregate"
+        case SetOp():
+            return "union"  # union, intersect and except: one kind
+        case Sort():
+            return "sort"
+        case Limit():
+            return "limit"
+        case Window():
+            return "window"
+        case Distinct():
+            return "distinct"
+        case Alias():
+            return "alias"
+        case Generate():
+            return "generate"
+        case Sample():
+            return "sample"
+        case _:
+            assert_never(node)
+
+
+def kind_of(node: Node) -> OperatorKind[Any]:
+    """The kind of ``node``; raises ``UnknownKind`` for a class no kind claims.
+
+    ``kind_name`` says which kind a class has, on the first node of the class; the answer is kept by class. A class
+    outside the union, or whose kind's module was not imported, has none.
+    """
     kind = _BY_TYPE.get(type(node))
     if kind is None:
-        raise UnknownKind(f"no operator kind is registered for {type(node).__name__}")
+        kind = _BY_NAME.get(kind_name(node)) if type(node) in get_args(Node) else None
+        if kind is None or kind.node_type is not type(node):
+            raise UnknownKind(f"no operator kind is registered for {type(node).__name__}")
+        _BY_TYPE[type(node)] = kind
     return kind
 
 

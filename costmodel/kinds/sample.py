@@ -1,14 +1,17 @@
-"""``sample``: a Bernoulli sample (``TABLESAMPLE (10 PERCENT)``): each row kept with probability ``fraction``.
+"""``sample``: a row sample (``TABLESAMPLE (10 PERCENT) REPEATABLE (7)``, ``df.sample(0.1, seed=7)``); a barrier.
 
-    Filter: a > 1                          Sample: fraction=0.1 method=bernoulli
-      Sample: fraction=0.1 method=...  ->    Filter: a > 1
+    Filter: a > 1                          (stays where it is)
+      Sample: fraction=0.1 method=bernoulli seed=7
 
-Each row is kept or dropped independently of every other row, so filtering
-before or after the sample yields the same distribution of results: a
-deterministic predicate may pass below it (for one seed the rows kept differ,
-as they would after any change of plan). The sample keeps ``fraction`` of the
-rows it receives. A block (``system``) sample keeps whole blocks, whose make-up
-a filter below would change: predicates stay above it.
+A Bernoulli sample keeps each row it receives with probability ``fraction``;
+Spark draws one random number per input row, in the order the rows arrive, so
+a seeded sample keeps *which* rows depends on every row below it. A filter
+moved below it would change the rows it draws for, and so the rows it returns
+(the same distribution, other rows): no predicate crosses it, in either
+direction (reason ``sample``; Spark's ``PushPredicateThroughNonJoin`` does not
+push through ``Sample`` either). A block (``system``) sample keeps whole blocks,
+whose make-up a filter below would change (reason ``block_sample``). The
+sample keeps ``fraction`` of the rows it receives.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from costmodel.kinds.shape import (
 )
 from costmodel.plan import Node, Sample
 from costmodel.reasons import Reason
-from costmodel.rules import Blocked, Crossing, Outcome
+from costmodel.rules import Blocked, Outcome
 from costmodel.wire.names import Namer
 
 if TYPE_CHECKING:
@@ -38,9 +41,11 @@ METHODS: Final = ("bernoulli", "system")
 
 
 def push_through_sample(predicate: Expr, node: Sample) -> Outcome:
+    """Never through: below the sample a filter changes which rows a seeded sample keeps (and, read backwards, a
+    predicate written below it never rises above it)."""
     if node.method != "bernoulli":
         return Blocked(Reason.BLOCK_SAMPLE, "a block sample keeps whole blocks; a filter below changes what they hold")
-    return [Crossing(0, predicate)]
+    return Blocked(Reason.SAMPLE, "a sample draws one random number per input row: a filter below changes its rows")
 
 
 def _read(b: Binder, raw: dict[str, Any], path: str, depth: int, nid: str) -> Node:

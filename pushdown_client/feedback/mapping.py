@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeGuard, assert_never, get_args
 
 from pushdown_client.feedback.graph import (
     SparkGraph,
@@ -45,8 +45,32 @@ JOIN_TYPES = {
     "semi": ("LeftSemi",),
     "anti": ("LeftAnti",),
 }
-#: Operators whose rows equal their input's: they carry their input's Spark operator up.
-PASS_THROUGH = frozenset({"project", "sort", "alias"})
+#: The wire ``op`` names (the service's ``costmodel.kinds.registry.WireOp``, which the client does not import;
+#: tests/feedback/test_mapping.py checks they are the same). ``visit`` matches them exhaustively.
+WireOp = Literal[
+    "scan",
+    "filter",
+    "project",
+    "aggregate",
+    "join",
+    "union",
+    "intersect",
+    "except",
+    "sort",
+    "limit",
+    "window",
+    "distinct",
+    "alias",
+    "generate",
+    "sample",
+]
+
+
+_WIRE_OPS = frozenset(get_args(WireOp))
+
+
+def is_wire_op(op: object) -> TypeGuard[WireOp]:
+    return op in _WIRE_OPS
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,16 +200,34 @@ class _Mapper:
         kid_leaves = [self.leaves.get(k) for k in kids]
         known = [x for x in kid_leaves if x is not None]
         self.leaves[node_id] = frozenset().union(*known) if kids and len(known) == len(kids) else None
-        if op == "scan":
-            self.scan(node_id, node)
-        elif op == "filter":
-            self.filter(node_id, node, kids[0])
-        elif op == "join":
-            self.join(node_id, node, kids)
-        elif op in ("aggregate", "distinct"):
-            self.aggregate(node_id, kids[0])
-        else:
-            self.anchor[node_id] = self.anchor.get(kids[0]) if op in PASS_THROUGH and kids else None
+        if not is_wire_op(op):
+            self.anchor[node_id] = None
+            self.result.unmapped[node_id] = f"unknown operator {op!r}"
+            return
+        match op:
+            case "scan":
+                self.scan(node_id, node)
+            case "filter":
+                self.filter(node_id, node, kids[0])
+            case "join":
+                self.join(node_id, node, kids)
+            case "aggregate" | "distinct":
+                self.aggregate(node_id, kids[0])
+            case "project" | "sort" | "alias":  # their rows are their input's: they carry its operator up
+                self.anchor[node_id] = self.anchor.get(kids[0]) if kids else None
+            case "sample":
+                self.sample(node_id, kids[0])
+            case "union" | "intersect" | "except" | "limit" | "window" | "generate":
+                self.anchor[node_id] = None
+            case _:
+                assert_never(op)
+
+    def sample(self, node_id: str, input_id: str) -> None:
+        """Not reported itself; stands for Spark's ``Sample`` right above its input's operator, so a filter above
+        it can be mapped."""
+        below = self.anchor.get(input_id)
+        above = self.graph.up(below) if below is not None else None
+        self.anchor[node_id] = above if above is not None and self.graph.node(above).kind == "Sample" else None
 
     def count(self, node_id: str, rows_out: int | None, rows_in: int | None) -> None:
         if rows_out is None:

@@ -4,14 +4,16 @@ Why: a window's outputs sit beside its input's columns, so a window function nam
 (``SELECT a.w AS c, count(*) OVER () AS w FROM (SELECT x AS w FROM t) a``) would make the plain name ``w``
 ambiguous to the project above; the builder gives such a function an internal name instead.
 Names are lower case (Spark's and the engine's lookups ignore case); ``None`` means unknown (a table the
-catalog does not describe), and every operator the builder produces has a rule here (a new one fails
-``tests/sql/test_plan_names.py`` instead of falling to a default).
+catalog does not describe), and every wire op has a rule here (``_rule`` matches them exhaustively: a new one is a
+type error until it has one, never a default).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import assert_never, get_args
 
+from costmodel.kinds.registry import WireOp
 from service.sql.parse import Tables
 from service.sql.plan_expr import Node
 
@@ -64,22 +66,32 @@ def _setop(n: Node, tables: Tables) -> Names:
     return visible_names(n["inputs"][0], tables)  # the first branch names a set operation's columns
 
 
-RULES: dict[str, Callable[[Node, Tables], Names]] = {
-    "scan": _scan,
-    "alias": _alias,
-    "join": _join,
-    "filter": _passes_input,
-    "sort": _passes_input,
-    "limit": _passes_input,
-    "distinct": _passes_input,
-    "project": lambda n, t: _named(n["exprs"]),
-    "aggregate": lambda n, t: _named([*n["group_by"], *n["aggregates"]]),
-    "window": lambda n, t: _union(visible_names(n["input"], t), _named(n["functions"])),
-    "generate": lambda n, t: _union(visible_names(n["input"], t), frozenset(c.lower() for c in n["columns"])),
-    "union": _setop,
-    "intersect": _setop,
-    "except": _setop,
-}
+def _rule(op: WireOp) -> Callable[[Node, Tables], Names]:
+    """The rule of ``op``: exhaustive over the wire ops, so a new kind is a type error here until it has one."""
+    match op:
+        case "scan":
+            return _scan
+        case "alias":
+            return _alias
+        case "join":
+            return _join
+        case "filter" | "sort" | "limit" | "distinct" | "sample":
+            return _passes_input
+        case "project":
+            return lambda n, t: _named(n["exprs"])
+        case "aggregate":
+            return lambda n, t: _named([*n["group_by"], *n["aggregates"]])
+        case "window":
+            return lambda n, t: _union(visible_names(n["input"], t), _named(n["functions"]))
+        case "generate":
+            return lambda n, t: _union(visible_names(n["input"], t), frozenset(c.lower() for c in n["columns"]))
+        case "union" | "intersect" | "except":
+            return _setop
+        case _:
+            assert_never(op)
+
+
+RULES: dict[str, Callable[[Node, Tables], Names]] = {op: _rule(op) for op in get_args(WireOp)}
 
 
 def visible_names(node: Node, tables: Tables) -> Names:

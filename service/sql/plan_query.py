@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from service.sql.parse import Tables, unsupported
 from service.sql.plan_expr import ExprBuilder, Node
+from service.sql.table_sample import sample_node
 
 
 def int_literal(node: exp.Expr | None, what: str) -> int:
@@ -41,6 +42,8 @@ class QueryBuilder(ExprBuilder):
         self.has_aggregates = True
         self.has_windows = True
         self.subqueries = 0
+        #: the SQL's dialect, by name alone (a ``TABLESAMPLE`` without a method means what its dialect says)
+        self.dialect = "spark"
 
     def output_names(self, sel: exp.Select, items: list[exp.Expr]) -> list[str] | None:
         """The caller-visible names of ``sel``'s items when it names the query's outputs, else None."""
@@ -130,23 +133,19 @@ class QueryBuilder(ExprBuilder):
             _refuse_pivot(src)
             if src.args.get("joins") or src.args.get("laterals"):
                 raise unsupported("nested joins on a table", src)
-            if src.args.get("sample"):  # a plan without it would return other rows: refused, never dropped
-                raise unsupported("TABLESAMPLE", src)
             alias = src.alias_or_name
             cte = ctes.get(src.name.lower()) if not src.db else None
             if cte is not None:
                 earlier = {k: v for k, v in ctes.items() if v is not cte}
-                return self._alias(alias, cte.args.get("alias"), self._cte_body(cte, earlier))
+                return self._sampled(src, self._alias(alias, cte.args.get("alias"), self._cte_body(cte, earlier)))
             key = self.tables.lookup(src) if self.tables.known else ".".join(p.name for p in src.parts)
             node: Node = {"op": "scan", "table": key or src.name}
             if alias != node["table"]:
                 node["alias"] = alias
             node["filters"] = []
-            return node
+            return self._sampled(src, node)
         if isinstance(src, exp.Subquery):
             _refuse_pivot(src)
-            if src.args.get("sample"):
-                raise unsupported("TABLESAMPLE", src)
             if src.args.get("joins"):
                 raise unsupported("parenthesised join in FROM", src)
             inner = self.query(src.this, ctes)
@@ -155,8 +154,14 @@ class QueryBuilder(ExprBuilder):
                 if src.this is not None and any(src.args.get(k) for k in ("order", "limit", "offset"))
                 else inner
             )
-            return self._alias(src.alias_or_name, src.args.get("alias"), inner)
+            return self._sampled(src, self._alias(src.alias_or_name, src.args.get("alias"), inner))
         raise unsupported(f"{src.key.upper()} in FROM", src)
+
+    def _sampled(self, src: exp.Expr, node: Node) -> Node:
+        """``node`` under the ``TABLESAMPLE`` of ``src``, if it has one (a plan without it would return other rows:
+        a form the wire cannot carry is refused, never dropped)."""
+        sample = src.args.get("sample")
+        return node if sample is None else sample_node(sample, self.dialect, node)
 
     def _cte_body(self, cte: exp.CTE, earlier: dict[str, exp.CTE]) -> Node:
         """The plan of a CTE's body, translated once per CTE and the CTEs it sees: each reference inlines it, and

@@ -33,7 +33,7 @@ _REFUSED_SELECT_ARGS: dict[str, str] = {
     "distribute": "DISTRIBUTE BY",
     "into": "SELECT INTO",
     "prewhere": "PREWHERE",
-    "sample": "TABLESAMPLE",
+    "sample": "TABLESAMPLE after an alias, or USING SAMPLE",
     "match": "MATCH_RECOGNIZE",
     "locks": "FOR UPDATE",
     "exclude": "SELECT * EXCLUDE",

@@ -127,11 +127,8 @@ class BlockRenderer:
         return self.dispatch(n, outer)
 
     def dispatch(self, n: Node, outer: list[list[Col]]) -> Block:
-        op = n.get("op")
-        method = getattr(self, f"op_{op}", None)
-        if method is None:
-            raise SqlError("invalid_plan", f"unknown node op {op!r}", detail={"id": n.get("id")})
-        return method(n, outer)
+        """Render one node whose inputs are ready (``Renderer``: one case per wire op)."""
+        raise NotImplementedError
 
     @staticmethod
     def add_where(block: Block, pred: exp.Expr) -> None:

@@ -4,10 +4,11 @@ or wraps that block as a derived table when SQL's clause order does not allow it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, assert_never
 
 from sqlglot import exp
 
+from costmodel.kinds.registry import is_wire_op
 from service.sql.errors import SqlError
 from service.sql.render_block import (
     AGG,
@@ -37,6 +38,7 @@ from service.sql.render_expr import (
     output_name,
     refs_in,
 )
+from service.sql.table_sample import sample_clause
 
 #: Dialects that read ``LATERAL VIEW explode(...)``; the others get ``JOIN UNNEST(...)``.
 LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
@@ -44,6 +46,45 @@ LATERAL_VIEW_DIALECTS = ("spark", "spark2", "databricks", "hive")
 
 class Renderer(BlockRenderer):
     """Renders one wire plan; ``node`` dispatches to the ``op_*`` methods."""
+
+    def dispatch(self, n: Node, outer: list[list[Col]]) -> Block:
+        """The ``op_*`` method of ``n``'s op: exhaustive over the wire ops (mypy names a new kind's op here)."""
+        op = n.get("op")
+        if not is_wire_op(op):
+            raise SqlError("invalid_plan", f"unknown node op {op!r}", detail={"id": n.get("id")})
+        match op:
+            case "scan":
+                return self.op_scan(n, outer)
+            case "filter":
+                return self.op_filter(n, outer)
+            case "project":
+                return self.op_project(n, outer)
+            case "aggregate":
+                return self.op_aggregate(n, outer)
+            case "join":
+                return self.op_join(n, outer)
+            case "union":
+                return self.setop(n, outer, exp.Union)
+            case "intersect":
+                return self.setop(n, outer, exp.Intersect)
+            case "except":
+                return self.setop(n, outer, exp.Except)
+            case "sort":
+                return self.op_sort(n, outer)
+            case "limit":
+                return self.op_limit(n, outer)
+            case "window":
+                return self.op_window(n, outer)
+            case "distinct":
+                return self.op_distinct(n, outer)
+            case "alias":
+                return self.op_alias(n, outer)
+            case "generate":
+                return self.op_generate(n, outer)
+            case "sample":
+                return self.op_sample(n, outer)
+            case _:
+                assert_never(op)
 
     def op_scan(self, n: Node, outer: list[list[Col]]) -> Block:
         table = n.get("table")
@@ -268,6 +309,25 @@ class Renderer(BlockRenderer):
         block.stage = LIMIT
         return block
 
+    def op_sample(self, n: Node, outer: list[list[Col]]) -> Block:
+        """``TABLESAMPLE`` on the block's one FROM item (a table, or a derived table): a block that has more than
+        that one item, a filter or anything after FROM is wrapped first, so the sample draws from exactly its input's
+        rows; what comes above (a filter, a join) applies to the sampled rows."""
+        block = self.node(self.child(n, "input"), outer)
+        source = block.select.args["from_"].this if isinstance(block.select, exp.Select) else None
+        if (
+            block.stage != FROM
+            or block.projected
+            or block.sources != 1
+            or any(block.select.args.get(k) for k in ("joins", "laterals", "where"))
+            or not isinstance(source, (exp.Table, exp.Subquery))
+            or source.args.get("sample") is not None
+        ):
+            block = self.wrap(block)
+            source = block.select.args["from_"].this
+        source.set("sample", sample_clause(n, self.dialect))
+        return block
+
     def op_alias(self, n: Node, outer: list[list[Col]]) -> Block:
         block = self.node(self.child(n, "input"), outer)
         name = n.get("name")
@@ -346,15 +406,6 @@ class Renderer(BlockRenderer):
             pred = exp.Not(this=pred)
         self.add_where(left, pred)
         return left
-
-    def op_union(self, n: Node, outer: list[list[Col]]) -> Block:
-        return self.setop(n, outer, exp.Union)
-
-    def op_intersect(self, n: Node, outer: list[list[Col]]) -> Block:
-        return self.setop(n, outer, exp.Intersect)
-
-    def op_except(self, n: Node, outer: list[list[Col]]) -> Block:
-        return self.setop(n, outer, exp.Except)
 
     def setop(self, n: Node, outer: list[list[Col]], kind: type[exp.Expr]) -> Block:
         inputs = n.get("inputs") or []

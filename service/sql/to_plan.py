@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from costmodel.wire.nodes import numbered
 from service.sql.bind import Unbindable, bind, can_bind
-from service.sql.common import release
+from service.sql.common import dialect_name, release
 from service.sql.hints import strip_hints
 from service.sql.names import align, first_select, item_names, name_inner_outputs, spellings
 from service.sql.parse import Tables, check_tables, parse_query, qualify_query
@@ -67,6 +67,7 @@ def _translate_with(sql: str, tables: Tables, dialect: str, fast: bool, parsed: 
         raise Unbindable("case-sensitive names")
     qualified = bind(stmt, tables, dialect, found.identifiers) if fast else qualify_query(stmt, tables, dialect, sql)
     builder = SelectBuilder(tables)
+    builder.dialect = dialect_name(dialect)
     builder.has_aggregates, builder.has_windows = found.aggregates, found.windows
     top_after = first_select(qualified)
     if original is not None and top_after is not None:

@@ -1,7 +1,7 @@
 """Operator kinds own their behaviour: every kind declares every hook, and a new kind needs only its module.
 
-The ``sample`` kind (costmodel/kinds/sample.py) was added touching two production files (its module and the
-import list in costmodel/kinds/__init__.py); the tests below are its proof.
+The ``sample`` kind (costmodel/kinds/sample.py): wire round trip, estimate and legality (a barrier) below; its SQL,
+Substrait, Spark and client adapters are tested beside theirs (docs/operator-kinds.md lists them).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from costmodel.kinds import all_kinds, kind_for_op, kind_of
 from costmodel.kinds.registry import SAME_AS_INPUT, OperatorKind, UnknownKind
 from costmodel.options import Options, default_operator_costs
 from costmodel.plan import op_name
-from tests.costmodel.dsl import after, c, decision, filter_, run, scan, table, tree, udf
+from tests.costmodel.dsl import after, alias, c, decision, filter_, join, run, scan, table, tree, udf
 
 HOOKS = [f.name for f in dataclasses.fields(OperatorKind)]
 
@@ -90,14 +90,39 @@ def test_sample_round_trips_through_the_wire() -> None:
     assert kind_of(plan_from_wire(plan, catalog_from_wire({"tables": T}))).name == "sample"
 
 
-def test_a_selective_predicate_passes_below_a_bernoulli_sample() -> None:
-    """1 - r = 0.5 <= p * r1 = 0.99: the benefit model's inequality holds."""
-    result = run(filter_(sample(scan("t"), 0.5), c("a") == 5), T)
+@pytest.mark.parametrize("mode", ["always", "cost"])
+def test_no_predicate_passes_below_a_bernoulli_sample(mode: str) -> None:
+    """Even a selective, cheap one (1 - r = 0.5 <= p * r1 = 0.99): below the sample it would change which rows a
+    seeded sample keeps, so the sample is a barrier with reason ``sample`` in every mode."""
+    result = run(filter_(sample(scan("t"), 0.5), c("a") == 5), T, mode=mode)
     assert after(result) == tree("""
-        Sample: fraction=0.5 method=bernoulli seed=7
-          TableScan: t filters=[a = 5]
+        Filter: a = 5
+          Sample: fraction=0.5 method=bernoulli seed=7
+            TableScan: t
     """)
-    assert decision(result, "a = 5", result.original.input.id)["reason"] == "beneficial"
+    assert decision(result, "a = 5", result.original.input.id)["reason"] == "sample"
+
+
+def test_an_expensive_predicate_below_a_sample_does_not_rise_above_it() -> None:
+    """Pulling up is pushing down read backwards: an expensive UDF written under a sample stays under it, even where
+    rising past the selective join above would cost less (it does rise out of a plain derived table)."""
+    tables = {
+        "l": table(["k", "x"], rows=1_000_000, k={"ndv": 1_000_000}),
+        "r": table(["k"], rows=10, k={"ndv": 10}),
+    }
+    expensive = udf("score", c("l.x"), cost=100_000) > 1
+    sampled = join(alias(sample(filter_(scan("l"), expensive), 0.5), "q"), scan("r"), c("q.k") == c("r.k"))
+    plain = join(alias(filter_(scan("l"), expensive), "q"), scan("r"), c("q.k") == c("r.k"))
+    assert after(run(plain, tables)).startswith("Filter: score(q.x) > 1")  # the same plan without the sample
+    result = run(sampled, tables)
+    assert after(result) == tree("""
+        Inner Join: q.k = r.k
+          SubqueryAlias: q
+            Sample: fraction=0.5 method=bernoulli seed=7
+              TableScan: l filters=[score(l.x) > 1]
+          TableScan: r
+    """)
+    assert not [d for d in result.decisions if d["action"] == "pulled_up"]
 
 
 def test_a_weak_predicate_stays_above_a_small_sample() -> None:
@@ -116,7 +141,7 @@ def test_the_sample_scales_the_estimate() -> None:
 def test_an_expensive_predicate_stays_above_a_sample() -> None:
     result = run(filter_(sample(scan("t"), 0.01), udf("score", c("a"), cost=10_000) > 1), T)
     assert after(result).startswith("Filter: score(a) > 1\n  Sample")
-    assert decision(result, "score(a) > 1", result.original.input.id)["action"] == "kept"
+    assert decision(result, "score(a) > 1", result.original.input.id)["action"] == "blocked"
 
 
 def test_nothing_passes_below_a_block_sample() -> None:

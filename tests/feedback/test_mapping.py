@@ -63,3 +63,14 @@ def test_two_tables_on_one_source_are_never_told_apart_by_guessing() -> None:
     report = map_actuals(case["plan"], graph, same)
     assert report.nodes == []
     assert "same source" in report.unmapped["n3"] and "same source" in report.unmapped["n4"]
+
+
+def test_the_client_knows_every_wire_op_the_service_has() -> None:
+    """The client's ``WireOp`` (matched exhaustively in ``visit``) is the service's, which it cannot import."""
+    from typing import get_args
+
+    from costmodel.kinds.registry import WireOp as ServiceWireOp
+    from costmodel.kinds.registry import wire_ops
+    from pushdown_client.feedback.mapping import WireOp
+
+    assert set(get_args(WireOp)) == set(get_args(ServiceWireOp)) == set(wire_ops())

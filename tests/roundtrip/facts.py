@@ -23,9 +23,10 @@ Fact = tuple[str, str, str]
 
 #: Keys that hold child nodes: the walk follows them; they are no field of their own.
 CHILD_KEYS = frozenset({"input", "inputs", "left", "right"})
-#: Kinds the SQL adapter never produces, and why; the generator covers every other kind.
+#: Kinds this campaign's generator never writes, and why; it covers every other kind.
 NOT_FROM_SQL = {
-    "sample": "TABLESAMPLE is refused by the adapter (a Spark physical hint that changes the rows)",
+    "sample": "a seeded sample keeps other rows on another engine or plan, so the campaign's row comparison cannot "
+    "hold; tests/sql/test_table_sample.py and tests/spark/test_sample.py cover TABLESAMPLE",
 }
 #: Wire fields of a kind the SQL adapter never writes, and why. The engine's own (scan filters) are covered on the
 #: optimized plans instead; the test fails if a field listed here starts appearing in the adapter's plans.

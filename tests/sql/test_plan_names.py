@@ -11,14 +11,13 @@ from service.sql import plan_names
 from service.sql.parse import Tables
 from service.sql.plan_names import RULES, visible_names
 from service.sql.to_plan import sql_to_plan
-from tests.roundtrip.facts import NOT_FROM_SQL
 
 CATALOG = {"tables": {"t": {"columns": [{"name": "K", "type": "int"}, {"name": "x", "type": "double"}]}}}
 
 
 def test_every_operator_the_adapter_writes_has_a_rule() -> None:
     """A kind added to the engine (and so to what SQL may produce) fails here until plan_names knows it."""
-    assert set(RULES) == set(wire_ops()) - set(NOT_FROM_SQL)
+    assert set(RULES) == set(wire_ops())
 
 
 def test_the_docstring_example_holds() -> None:

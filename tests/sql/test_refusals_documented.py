@@ -28,6 +28,7 @@ PHRASES: dict[str, list[str]] = {
     "expression {} ({})": ["expression <KIND>"],
     "{} with {}": ["<NODE> with <OPTION>"],
     "IS {}": ["IS <value>"],
+    "TABLESAMPLE {}": ["TABLESAMPLE <METHOD>"],
     "{} subquery comparison": ["ALL subquery comparison", "ANY subquery comparison"],
     "INTERVAL {}": ["INTERVAL <unit>"],
     "date arithmetic in {}": ["date arithmetic in <UNIT>"],
