@@ -1,7 +1,7 @@
 """A PySpark DataFrame's analyzed logical plan, read through py4j, as the service's wire plan (docs/dataframe.md).
 
 ``translate(df)`` walks ``df._jdf.queryExecution().analyzed()`` top-down and writes each node the wire format has
-(filter, project, join, aggregate, sort, limit, union, distinct; a Python UDF as ``{"fn": "udf"}``). A relation
+(filter, project, join, aggregate, sort, limit, union, distinct, sample; a Python UDF as ``{"fn": "udf"}``). A relation
 that is not one of those nodes (a Parquet file, a table, ``spark.range``, in-memory rows, a cached DataFrame, a
 node or an expression this reader does not know) becomes a *leaf*: a scan of a table with a made-up name, its
 columns declared in the request's catalog, kept by reference as the DataFrame of its own sub-plan
@@ -19,6 +19,7 @@ position).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from pushdown_client.dataframe_expr import ExpressionWriter
@@ -289,6 +290,24 @@ class Translator(ExpressionWriter):
             raise Unsupported("a limit that is not a literal")
         child = self.node(local.child(), None)
         return {"op": "limit", "count": int(count.value()), "input": child}
+
+    def _Sample(self, plan: Any) -> dict[str, Any]:
+        """``df.sample(fraction, seed)`` (``TABLESAMPLE``): a Bernoulli sample of ``upperBound - lowerBound`` of the
+        rows, with Spark's seed (the SQL written back says ``REPEATABLE (seed)``, so Spark draws the same rows)."""
+        lower, upper = float(plan.lowerBound()), float(plan.upperBound())
+        if plan.withReplacement() or lower != 0.0 or not 0.0 < upper <= 1.0:
+            raise Unsupported("a sample with replacement or of a range (randomSplit)")
+        percent = format((Decimal(repr(upper)) * 100).normalize(), "f")
+        if float(percent) / 100.0 != upper:  # the SQL written back would make Spark draw other rows: stays a leaf
+            raise Unsupported(f"a sample fraction {upper!r} that no PERCENT in SQL reads back exactly")
+        seed = plan.seed()
+        if hasattr(seed, "isDefined"):  # Spark 4.1 keeps it as an Option
+            seed = seed.get() if seed.isDefined() else None
+        node: dict[str, Any] = {"op": "sample", "fraction": upper, "method": "bernoulli"}
+        if seed is not None:
+            node["seed"] = int(seed)
+        node["input"] = self.node(plan.child(), None)
+        return node
 
     def _Distinct(self, plan: Any) -> dict[str, Any]:
         return {"op": "distinct", "input": self.node(plan.child(), None)}

@@ -1,6 +1,6 @@
 """The ``sample`` kind on real Spark: a seeded ``TABLESAMPLE`` under a join and filters, through the runner, and a
-DataFrame ``df.sample(0.3, seed=7)`` pipeline through ``optimize_dataframe``, return exactly the original's rows
-(names, types, schema); every filter above the sample stays above it, where Spark keeps it too."""
+DataFrame ``df.sample(fraction=0.3, seed=7)`` pipeline through ``optimize_dataframe``, return exactly the original's
+rows (names, types, schema); every filter above the sample stays above it, where Spark keeps it too."""
 
 from __future__ import annotations
 
@@ -66,26 +66,33 @@ def sampled_pipeline(parquet: Any) -> Any:
 
     spark, root = parquet
     looks_fine = F.udf(lambda text: text is not None and len(text) % 3 != 0, BooleanType())
-    orders = spark.read.parquet(str(root / "orders")).sample(0.3, seed=7)
+    orders = spark.read.parquet(str(root / "orders")).sample(fraction=0.3, seed=7)
     customer = spark.read.parquet(str(root / "customer")).filter(F.col("c_mktsegment") == "BUILDING")
     joined = orders.join(customer, F.col("o_custkey") == F.col("c_custkey"))
     joined = joined.filter(F.col("o_totalprice") > 100).filter(looks_fine(F.col("o_comment")))
     return joined.select("o_id", "o_totalprice", "c_name")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, not understood yet: the rewritten DataFrame draws other sampled rows than the original, "
-    "even with Spark's Sample left whole in a leaf (issue 45's report)",
-)
-def test_a_dataframe_sample_stays_in_a_leaf_and_keeps_its_rows(parquet):
+def test_a_dataframe_sample_keeps_its_rows(parquet):
+    """``df.sample(fraction=0.3, seed=7)`` is read as the sample kind (its seed kept): the rewritten DataFrame draws
+    the same rows. (PySpark's ``df.sample(0.3, seed=7)`` ignores the seed and draws other rows on every call.)"""
     original = sampled_pipeline(parquet)
-    # Spark's Sample is read as a leaf, whole: mapped to the sample kind, the rewritten DataFrame drew other rows
-    # on Spark 4 (see the report of issue 45), so the reader keeps it out of the plan.
-    assert not [n for n in node_dicts(translate(original).plan) if n["op"] == "sample"]
+    assert [n["seed"] for n in node_dicts(translate(original).plan) if n["op"] == "sample"] == [7]
     optimized = optimize_dataframe(original, client=PushdownClient(), functions={"<lambda>": {"cost": 5000}})
     assert optimized is not original
-    assert "Sample 0.0, 0.3, false" in optimized._jdf.queryExecution().analyzed().toString()
+    assert "Sample 0.0, 0.3, false, 7," in optimized._jdf.queryExecution().analyzed().toString()
     assert optimized.schema == original.schema  # names, order, types, nullability
     got = optimized.collect()
     assert rows(got) == rows(sampled_pipeline(parquet).collect()) and len(got) > 0
+
+
+def test_a_sample_fraction_sql_cannot_spell_exactly_stays_inside_a_leaf(parquet):
+    """0.4494910647887381 has no PERCENT that Spark's parser divides back to the same double: the reader keeps the
+    sample whole in a leaf (the DataFrame itself), so the same rows are drawn."""
+    spark, root = parquet
+    original = spark.read.parquet(str(root / "orders")).sample(fraction=0.4494910647887381, seed=3)
+    original = original.filter("o_totalprice > 100").select("o_id", "o_comment")
+    assert not [n for n in node_dicts(translate(original).plan) if n["op"] == "sample"]
+    optimized = optimize_dataframe(original, client=PushdownClient())
+    assert optimized.schema == original.schema
+    assert rows(optimized.collect()) == rows(original.collect())
