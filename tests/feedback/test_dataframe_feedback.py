@@ -98,3 +98,41 @@ def test_the_next_optimize_of_the_same_pipeline_estimates_from_the_rows_a_datafr
     assert second["source"] == "feedback" and second["matched"] == "predicate" and second["observations"] == 1
     assert second["selectivity"] == pytest.approx(kept / len(tables.t), abs=1e-6)
     assert second["selectivity"] != pytest.approx(first["selectivity"], abs=1e-3)
+
+
+def test_a_dataframe_run_reports_what_the_same_query_in_sql_reports(
+    spark: Any, tables: Tables, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """The pipeline as a DataFrame and as SQL text over the same files: the two answers' plans differ in node ids
+    and projections, but each operator Spark counted reports the same rows, and what neither can map is the same."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    from pushdown_client.spark_runner import run_sql
+
+    def even(s):  # no type hints: PySpark would take it for a pandas UDF
+        return s is not None and len(s) % 2 == 0
+
+    udf = F.udf(even, BooleanType())
+    spark.udf.register("even", even, BooleanType())
+    sql = (
+        "SELECT t.s, count(*) AS count FROM fb_t t JOIN (SELECT a AS ua, c FROM fb_u) u ON t.a = u.ua "
+        "WHERE t.b > 5 AND u.c = 'c7' AND even(t.s) GROUP BY t.s"
+    )
+    statistics = {"tables": {"t": CATALOG["tables"]["fb_t"], "u": CATALOG["tables"]["fb_u"]}}
+    app = create_app(make_settings(data_dir=tmp_path / "data"))
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
+        client = PushdownClient(url)
+        frame = run_dataframe(
+            pipeline(spark, tables, udf), client=client, functions={udf: {"cost": 5000}}, catalog=statistics
+        )
+        text = run_sql(spark, sql, client=client, catalog=CATALOG, functions={"even": {"cost": 5000}}, detect=False)
+        assert sorted(map(tuple, frame.collect())) == sorted(map(tuple, text.collect()))
+        counted, unmapped = [], []
+        for run in (frame, text):
+            assert run.actual is not None
+            stored = http.get(f"/api/optimizations/{run.answer['request_id']}").json()["feedback"]["nodes"]
+            counted.append(sorted((n["operator"], n["actual_rows"]) for n in stored if n["actual_rows"] is not None))
+            unmapped.append(sorted(run.actual.unmapped.values()))
+    assert counted[0] == counted[1] and {op for op, _ in counted[0]} >= {"scan", "join", "aggregate"}, counted
+    assert unmapped[0] == unmapped[1], unmapped
