@@ -89,6 +89,7 @@ async def get_optimization(record_id: str, history: HistoryDep, request: Request
     if record is None:
         raise InputError("not_found", f"no optimization {record_id!r}", "$.id")
     response = record["response"]
+    record["origin"] = overview(record.get("request") or {}, response)["origin"]  # sql, plan, substrait, dataframe
     cost = response.get("cost") or {}
     explain = response.get("explain") or {}
     record["trees"] = {

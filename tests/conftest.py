@@ -51,6 +51,7 @@ INTEGRATION_PATHS: dict[str, str] = {
     "tests/history/test_shutdown.py": "service processes shut down",
     "tests/history/test_dashboard_browser.py": "Chromium",
     "tests/feedback/test_dashboard_feedback_browser.py": "Chromium",
+    "tests/feedback/test_dashboard_dataframe_browser.py": "Chromium and local Spark",
     "tests/feedback/test_client_package.py": "the client package built",
     "tests/ops/test_docs_offline.py": "Chromium",
     "tests/ops/test_quickstart.py": "the README's quickstart on Spark",

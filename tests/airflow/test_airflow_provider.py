@@ -26,6 +26,7 @@ REQUIRED_MODULES = {
     "test_operator",
     "test_provider",
     "test_readme_dag",
+    "test_spark_dataframe_operator",
     "test_spark_sql_operator",
     "test_trigger",
 }
@@ -64,3 +65,4 @@ def test_provider_suite_passes_in_real_airflow(airflow_python: Path, tmp_path: P
     assert ran >= REQUIRED_MODULES, f"modules that did not run: {sorted(REQUIRED_MODULES - ran)}"
     assert "test_example_dag::test_example_dag_optimizes_then_counts_rows_on_spark" in outcomes
     assert "test_spark_sql_operator::test_the_run_sends_actual_rows_to_the_history_record" in outcomes
+    assert "test_spark_dataframe_operator::test_the_docs_example_runs_as_written" in outcomes

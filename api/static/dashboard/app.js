@@ -351,6 +351,13 @@
         + (cost.savings_rest_on_defaults ? " · rests on default estimates" : "")));
   }
 
+  // What the request was made from: its input form, or "dataframe" for a plan read from a PySpark DataFrame
+  // (api/overview.py says how it is told).
+  function inputBadge(row) {
+    const dataframe = row.origin === "dataframe";
+    return badge("form", dataframe ? "dataframe" : row.input_form);
+  }
+
   function savingsCell(value) {
     return h("td", { class: "num " + (value > 0 ? "savings-pos" : "savings-zero") }, pct(value));
   }
@@ -381,7 +388,7 @@
           h("td", {}, row.task ?? h("span", { class: "muted" }, "—")),
           h("td", {}, row.run ?? h("span", { class: "muted" }, "—")),
           queryCell(row),
-          h("td", {}, badge("form", row.input_form)),
+          h("td", {}, inputBadge(row)),
           h("td", { class: "num" }, num(row.cost_before)),
           h("td", { class: "num" }, num(row.cost_after)),
           baselineCell(row),
@@ -545,7 +552,7 @@
       const cost = response.cost || {};
       $("#drill-title").textContent = [record.pipeline, record.task, record.run].filter(Boolean).join(" / ") || "(no context)";
       $("#drill-meta").replaceChildren(
-        meta("id", record.id), meta("when", when(record.created_at) + " UTC"), meta("input", record.input_form),
+        meta("id", record.id), meta("when", when(record.created_at) + " UTC"), meta("input", record.origin === "dataframe" ? "dataframe (as a plan)" : record.input_form),
         meta("mode", record.mode || "cost (default)"), meta("model", record.model_version),
         meta("statistics", statisticsUsed(record.statistics_version)),
         meta("took", record.duration_ms === null ? null : decFmt.format(record.duration_ms) + " ms")
@@ -570,9 +577,15 @@
       const original = record.request.sql || null;
       const toRun = sqlToRun(record.request, response);
       if (original || toRun) {
+        // A DataFrame sends its analyzed plan, never SQL text: the plan before above is what was sent, and the
+        // answer's Spark SQL names the DataFrame's leaves, which the runner registers while Spark analyzes it.
+        const dataframe = record.origin === "dataframe";
+        const sent = dataframe
+          ? h("p", { class: "muted", id: "sent-as" }, "A PySpark DataFrame: its analyzed plan was sent, not SQL text (the plan before, above). The tables named __pushdown_<label>_<n> are its leaves: files, tables, views or in-memory data, by label.")
+          : h("pre", { class: "code", id: "sent-as" }, original || "—");
         sections.push(h("section", { class: "trees" },
-          h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL as sent")), h("pre", { class: "code" }, original || "—")),
-          h("article", { class: "panel" }, h("header", {}, h("h3", {}, "SQL to run"), h("span", { class: "hint" }, "keeps every decision on the engine")), h("pre", { class: "code sql-after" }, toRun || "—"))));
+          h("article", { class: "panel" }, h("header", {}, h("h3", {}, dataframe ? "DataFrame as sent" : "SQL as sent")), sent),
+          h("article", { class: "panel" }, h("header", {}, h("h3", {}, dataframe ? "Spark SQL to run" : "SQL to run"), h("span", { class: "hint" }, dataframe ? "the runner applies it to the DataFrame's leaves; keeps every decision on Spark" : "keeps every decision on the engine")), h("pre", { class: "code sql-after" }, toRun || "—"))));
       }
       sections.push(h("article", { class: "panel" },
         h("details", {}, h("summary", {}, "Request and answer (JSON)"),

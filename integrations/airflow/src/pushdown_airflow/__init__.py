@@ -1,5 +1,6 @@
-"""Airflow 3 provider for the pushdown service: ``PushdownHook``, ``PushdownOptimizeOperator`` and its trigger, and
-``PushdownSparkSqlOperator`` (optimize, then run on Spark with the client's runner)."""
+"""Airflow 3 provider for the pushdown service: ``PushdownHook``, ``PushdownOptimizeOperator`` and its trigger,
+``PushdownSparkSqlOperator`` (optimize, then run on Spark with the client's runner) and
+``PushdownSparkDataFrameOperator`` (the same for a DataFrame a callable builds)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,11 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": INTEGRATION,
-                "python-modules": ["pushdown_airflow.operators", "pushdown_airflow.spark_sql"],
+                "python-modules": [
+                    "pushdown_airflow.operators",
+                    "pushdown_airflow.spark_sql",
+                    "pushdown_airflow.spark_dataframe",
+                ],
             }
         ],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["pushdown_airflow.triggers"]}],

@@ -22,8 +22,9 @@ from airflow.sdk.exceptions import AirflowException
 from pushdown_client import PushdownClient, PushdownError
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
+    from pushdown_client.dataframe import DataFrameRun
     from pushdown_client.spark_runner import SparkRun
 
 DEFAULT_TIMEOUT_SECONDS = 60.0
@@ -91,6 +92,16 @@ class PushdownHook(BaseHook):
         from pushdown_client.spark_runner import run_sql
 
         return run_sql(spark, sql, client=self.get_conn(), **kwargs)
+
+    def run_dataframe(self, df: DataFrame, **kwargs: Any) -> DataFrameRun:
+        """``pushdown_client.dataframe.run_dataframe`` with this connection's client (keywords as there).
+
+        As ``run_sql``: each action sends Spark's actual rows back (``feedback=False`` turns it off), and
+        ``run.actual`` waits for that send.
+        """
+        from pushdown_client.dataframe import run_dataframe
+
+        return run_dataframe(df, client=self.get_conn(), **kwargs)
 
     def health(self) -> dict[str, Any]:
         return self.get_conn().health()

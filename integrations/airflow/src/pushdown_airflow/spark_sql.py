@@ -155,29 +155,37 @@ class PushdownSparkSqlOperator(BaseOperator):
             )
         except PushdownError as exc:
             raise failure(exc) from None
-        result = summarize(run.answer)
-        spark_target = run.answer.get("spark") or {}
-        result["spark"] = {
-            "sql": spark_target.get("sql"),
-            "conf": spark_target.get("conf", {}),
-            "barriers": len(spark_target.get("barriers", [])),
-            "left_to_spark": len(spark_target.get("left_to_spark", [])),
-            "as_written": bool(spark_target.get("as_written")),
-        }
-        if target is None:
-            result["rows"] = run.count()
-        else:
-            kind, where = target
-            assert write_to is not None
-            WRITES[kind](run, where, write_to)
-            result["written_to"] = {kind: where}
-        result["feedback"] = sent_feedback(run)
-        self.log.info(
-            "pushdown request %s ran on Spark with %d barrier(s): %s",
-            result["request_id"],
-            result["spark"]["barriers"],
-            {"rows": result["rows"]} if target is None else result["written_to"],
-        )
-        for warning in run.answer.get("warnings", []):
-            self.log.warning("pushdown: %s", warning)
-        return result
+        return finish_run(self, run, target, write_to)
+
+
+def finish_run(
+    task: BaseOperator, run: SparkRun, target: tuple[str, str] | None, write_to: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Run the action (count the rows, or write ``target``), wait for the feedback sent, log; the task's XCom:
+    the optimize summary, what ran on Spark, the rows or where they went, and the feedback sent."""
+    result = summarize(run.answer)
+    spark_target = run.answer.get("spark") or {}
+    result["spark"] = {
+        "sql": spark_target.get("sql"),
+        "conf": spark_target.get("conf", {}),
+        "barriers": len(spark_target.get("barriers", [])),
+        "left_to_spark": len(spark_target.get("left_to_spark", [])),
+        "as_written": bool(spark_target.get("as_written")),
+    }
+    if target is None:
+        result["rows"] = run.count()
+    else:
+        kind, where = target
+        assert write_to is not None
+        WRITES[kind](run, where, write_to)
+        result["written_to"] = {kind: where}
+    result["feedback"] = sent_feedback(run)
+    task.log.info(
+        "pushdown request %s ran on Spark with %d barrier(s): %s",
+        result["request_id"],
+        result["spark"]["barriers"],
+        {"rows": result["rows"]} if target is None else result["written_to"],
+    )
+    for warning in run.answer.get("warnings", []):
+        task.log.warning("pushdown: %s", warning)
+    return result

@@ -102,3 +102,39 @@ def session_on_parquet(context: Any):
             spark.createDataFrame(rows, schema).coalesce(1).write.parquet(str(path))
         spark.read.parquet(str(path)).createOrReplaceTempView(name)
     return spark
+
+
+def write_tables(spark: Any, root: str) -> None:
+    """The tables as Parquet under ``root`` (once: a pipeline's input is there before it runs)."""
+    from pathlib import Path
+
+    for name, (schema, rows) in tables().items():
+        path = Path(root) / name
+        if not path.exists():
+            spark.createDataFrame(rows, schema).coalesce(1).write.parquet(str(path))
+
+
+def building_orders(spark: Any, data: str) -> Any:
+    """``SQL`` written with the DataFrame API over the Parquet tables under ``data``, as a pipeline writes it: the
+    UDF made with ``F.udf`` and never registered, applied after the join.
+
+    The UDF's function is defined in here, so that it is pickled by value: Spark's Python workers cannot import
+    this module (a function of an importable module is pickled by reference to it)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType
+
+    if not CALLS:
+        CALLS.append(spark.sparkContext.accumulator(0))
+    calls = CALLS[0]
+
+    def expensive_check(text):  # no type hints: PySpark would take it for a pandas UDF
+        calls.add(1)
+        return None if text is None else len(text) % 3 != 0
+
+    write_tables(spark, data)
+    check = F.udf(expensive_check, BooleanType())
+    orders = spark.read.parquet(f"{data}/orders")
+    customer = spark.read.parquet(f"{data}/customer")
+    building = customer.filter((F.col("c_mktsegment") == "BUILDING") & (F.col("c_nationkey") == 5))
+    joined = orders.join(building, F.col("o_custkey") == F.col("c_custkey")).filter(check(F.col("o_comment")))
+    return joined.select(F.col("o_id").alias("id"), "c_name", (F.col("o_totalprice") * 2).alias("doubled"))
