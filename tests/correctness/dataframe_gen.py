@@ -62,9 +62,7 @@ def make_rows(rng: random.Random, table: str, count: int) -> list[tuple[Any, ...
     return rows
 
 
-def register_tables(
-    spark: Any, root: Path, seed: int = 20261129, count: int = 30
-) -> dict[str, list[tuple[Any, ...]]]:
+def register_tables(spark: Any, root: Path, seed: int = 20261129, count: int = 30) -> dict[str, list[tuple[Any, ...]]]:
     """Write the tables as Parquet files under ``root`` and register each as a temporary view over its file (a
     scan in the JVM: in-memory rows from Python would be a Python RDD, read by Python workers on every scan)."""
     rng = random.Random(seed)
@@ -275,6 +273,7 @@ class DataFrameGenerator:
         self.ops.append("scan")
         rel = Rel(self.spark.table(table), list(TABLES[table]))
         if self.rng.random() < 0.3:  # a filter written early, right on the table
+            self.ops.append("early_filter")
             rel = self.filter(rel)
         return rel
 
@@ -515,6 +514,7 @@ class DataFrameGenerator:
         # half the pipelines end in a join, the shape a filter can be held above or pulled up past
         rel = self.join(depth) if self.rng.random() < 0.5 else self.relation(depth)
         if self.rng.random() < 0.75:  # a filter written late, on top of everything; often with a UDF in it
+            self.ops.append("late_filter")
             rel = self.filter(rel)
             if self.rng.random() < 0.5:
                 self.ops.append("filter")
