@@ -1,6 +1,7 @@
 """The long DataFrame differential campaign: random DataFrame pipelines (tests/correctness/dataframe_gen.py), each
 run as written and as ``run_dataframe`` optimizes it on local Spark (one session, ``local[2]``), compared as
-multisets of rows and by schema (names, order, types, nullability).
+multisets of rows and by schema (names, order, types, nullability); a pipeline the answer runs as written is also
+compared with the answer's Spark SQL applied to its leaves (what the runner does when an answer has barriers).
 
     PYTHONPATH=. python bench/dataframe_differential.py [--pipelines 500] [--first-seed 1000]
 
@@ -50,6 +51,7 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
         "same": sum(o.status == "same" for o in outcomes),
         "rewritten": sum(o.rewritten for o in outcomes),
         "as_written": sum(o.status == "same" and not o.rewritten for o in outcomes),
+        "as_written_with_the_answer_applied_too": sum(o.applied for o in outcomes),
         "pipelines_with_downward_moves": sum(1 for o in outcomes if o.downward),
         "downward_decisions": sum(o.downward for o in outcomes),
         "pipelines_with_upward_moves": sum(1 for o in outcomes if o.upward),

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pushdown_client.dataframe import run_dataframe
+from pushdown_client.dataframe import apply_sql, conform_exactly, run_dataframe
 from tests.correctness.dataframe_gen import DataFrameGenerator, Pipeline, Udfs
 
 
@@ -26,6 +26,8 @@ class Outcome:
     #: decision rows of the answer: a predicate moved below an operator, or above one (pulled up)
     downward: int = 0
     upward: int = 0
+    #: the run was as written, and the answer's SQL applied to the leaves was compared too
+    applied: bool = False
     #: nodes of the pipeline the translation kept as leaves, and why
     opaque: list[str] = field(default_factory=list)
     detail: str = ""
@@ -43,8 +45,11 @@ def first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:160] if text else ''}"
 
 
-def check(pipeline: Pipeline, udfs: Udfs, client: Any) -> Outcome:
-    """Run ``pipeline`` as written and as ``run_dataframe`` returns it, and compare."""
+def check(pipeline: Pipeline, udfs: Udfs, client: Any, apply_as_written: bool = True) -> Outcome:
+    """Run ``pipeline`` as written and as ``run_dataframe`` returns it, and compare. ``apply_as_written``: when
+    the answer is run as written (the caller's own DataFrame comes back), also apply the answer's Spark SQL to the
+    pipeline's leaves as the runner does for an answer with barriers, and compare that too: so every pipeline
+    checks the translation, not only those the service rewrites."""
     outcome = Outcome(pipeline.seed, "same", pipeline.ops)
     original = pipeline.df
     started = time.perf_counter()
@@ -75,25 +80,44 @@ def check(pipeline: Pipeline, udfs: Udfs, client: Any) -> Outcome:
     if run.fallback is not None:
         outcome.status, outcome.reason = "error", f"fallback: {run.fallback}"
         return outcome
-    optimized = run.dataframe
-    if optimized.schema != original.schema:
-        outcome.status, outcome.reason = "mismatch", "schema"
-        outcome.detail = f"original {original.schema.simpleString()}\noptimized {optimized.schema.simpleString()}"
+    sql = (run.answer.get("spark") or {}).get("sql", "")
+    if not compare(outcome, original.schema, expected, run.dataframe, "optimized", sql, lap):
         return outcome
-    try:
-        got = multiset(optimized.collect())
-        lap("optimized")
-    except Exception as exc:  # noqa: BLE001 - the original ran: the optimized one must too
-        outcome.status, outcome.reason = "mismatch", f"optimized fails: {first_line(exc)}"
-        outcome.detail = run.answer.get("spark", {}).get("sql", "") if run.answer.get("spark") else ""
-        return outcome
-    if got != expected:
-        outcome.status, outcome.reason = "mismatch", "rows"
-        missing, extra = expected - got, got - expected
-        sql = (run.answer.get("spark") or {}).get("sql", "")
-        outcome.detail = f"missing {list(missing.items())[:5]}\nextra {list(extra.items())[:5]}\n{sql}"
+    if run.as_written and sql and apply_as_written:
+        # the caller's own DataFrame came back; what the runner applies when an answer needs barriers must hold too
+        try:
+            applied = conform_exactly(apply_sql(original.sparkSession, run.translation, sql), original.schema)
+        except Exception as exc:  # noqa: BLE001 - a rendering Spark cannot analyze: a bug of the translation
+            outcome.status, outcome.reason = "mismatch", f"applied answer: not analyzed: {first_line(exc)}"
+            outcome.detail = sql
+            return outcome
+        outcome.applied = True
+        compare(outcome, original.schema, expected, applied, "applied answer", sql, lap)
     return outcome
 
 
-def check_seed(spark: Any, udfs: Udfs, seed: int, client: Any) -> Outcome:
-    return check(DataFrameGenerator(spark, udfs, seed).pipeline(), udfs, client)
+def compare(
+    outcome: Outcome, schema: Any, expected: Counter[tuple[Any, ...]], frame: Any, what: str, sql: str, lap: Any
+) -> bool:
+    """Whether ``frame`` has ``schema`` and the rows ``expected``; if not, ``outcome`` says how it differs."""
+    if frame.schema != schema:
+        outcome.status, outcome.reason = "mismatch", f"{what}: schema"
+        outcome.detail = f"original {schema.simpleString()}\n{what} {frame.schema.simpleString()}\n{sql}"
+        return False
+    try:
+        got = multiset(frame.collect())
+        lap(what)
+    except Exception as exc:  # noqa: BLE001 - the original ran: this must too
+        outcome.status, outcome.reason = "mismatch", f"{what}: fails: {first_line(exc)}"
+        outcome.detail = sql
+        return False
+    if got != expected:
+        outcome.status, outcome.reason = "mismatch", f"{what}: rows"
+        missing, extra = expected - got, got - expected
+        outcome.detail = f"missing {list(missing.items())[:5]}\nextra {list(extra.items())[:5]}\n{sql}"
+        return False
+    return True
+
+
+def check_seed(spark: Any, udfs: Udfs, seed: int, client: Any, apply_as_written: bool = True) -> Outcome:
+    return check(DataFrameGenerator(spark, udfs, seed).pipeline(), udfs, client, apply_as_written)

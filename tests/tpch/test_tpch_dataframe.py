@@ -1,7 +1,9 @@
 """The 22 TPC-H queries written with the DataFrame API (``dataframe_queries``) give, through ``run_dataframe``, the
 rows and column names their SQL forms give through the service (the answer's Spark SQL run on Spark), on the
 tpchgen-cli data of conftest.py; both with the SF1 catalog, rows compared as multisets with numbers rounded to 2
-places (``common.multiset``, as the SQL checks compare them)."""
+places (``common.multiset``, as the SQL checks compare them). None of these answers needs a barrier (no expensive
+predicate: the DataFrame comes back as written), so the answer's SQL is also applied to the DataFrame's leaves as
+the runner applies an answer with barriers, and compared."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pushdown_client.dataframe import run_dataframe
+from pushdown_client.dataframe import apply_sql, conform_exactly, run_dataframe
 from service.client import PushdownClient
 from tests.tpch.common import CATALOG, NAMES, multiset, optimized, query_sql
 from tests.tpch.dataframe_queries import QUERIES
@@ -34,3 +36,11 @@ def test_the_dataframe_gives_the_rows_and_names_of_the_sql_through_the_service(s
     assert run.dataframe.columns == spark.sql(query_sql(name)).columns == through_sql.columns
     assert run.dataframe.schema == written.schema
     assert multiset(tuple(row) for row in run.dataframe.collect()) == expected, run.answer.get("spark")
+    # every node read (nothing left opaque); and the answer's SQL applied to the DataFrame's leaves, as the runner
+    # does when an answer needs barriers (these answers need none: the DataFrame above is the caller's own), gives
+    # the same rows and schema
+    assert run.translation is not None and run.translation.opaque == []
+    if run.as_written:
+        applied = conform_exactly(apply_sql(spark, run.translation, run.answer["spark"]["sql"]), written.schema)
+        assert applied.schema == written.schema
+        assert multiset(tuple(row) for row in applied.collect()) == expected, run.answer["spark"]["sql"]
