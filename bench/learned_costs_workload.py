@@ -89,6 +89,11 @@ def timed(spark: SparkSession, action: Callable[[], Any]) -> tuple[float, float]
     return executor_seconds(spark, action)
 
 
+def rows_of(frame: DataFrame) -> Counter[tuple[Any, ...]]:
+    """The rows as a multiset (the service is gone by then: nothing is sent back)."""
+    return Counter(map(tuple, frame.collect()))
+
+
 def noop(frame: DataFrame) -> None:
     frame.write.format("noop").mode("overwrite").save()
 
@@ -201,7 +206,7 @@ def measure_sql(
         "D2": Config(sql_frame(spark, run2, sql), dict(run2.conf)),
     }
     round_robin(spark, configs, runs)
-    same = Counter(map(tuple, run2.collect())) == Counter(map(tuple, spark.sql(sql).collect()))
+    same = rows_of(configs["D2"].make()) == rows_of(spark.sql(sql))
     joined = spark.sql(joined_sql).first()[0] if joined_sql else None
     return summarize_query(name, configs, first, second, calls_c, joined, same)
 
@@ -243,7 +248,7 @@ def measure_dataframe(
         "D2": Config(df_frame(spark, run2, make), dict(run2.conf)),
     }
     round_robin(spark, configs, runs)
-    same = Counter(map(tuple, run2.collect())) == Counter(map(tuple, make().collect()))
+    same = rows_of(configs["D2"].make()) == rows_of(make())
     return summarize_query(name, configs, first, second, calls_c, None, same)
 
 
@@ -319,7 +324,8 @@ def summarize(rows: dict[str, dict[str, Any]], workload: Sequence[str]) -> dict[
 def register_misleading(spark: SparkSession, loops: int, skew_loops: int) -> Any:
     """``skewed_check(orderkey, comment)``: on orders whose key is below ``SKEW_KEY`` (the first rows of the file,
     which the driver's sample reads) a few operations and true; on the rest ``skew_loops`` multiply-adds and true
-    for one row in ten. ``selective_check(comment)``: ``loops`` multiply-adds on every row, true for one in five.
+    for one row in ten. ``selective_check(comment)``: ``loops`` multiply-adds on every row, true for one in five:
+    measured on the sample, several times dearer than ``skewed_check``; on the whole table, several times cheaper.
     The calls of ``skewed_check`` are counted in the returned accumulator."""
     from pyspark.sql.types import BooleanType
 
@@ -383,7 +389,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", default="", help="SQL queries by prefix, e.g. p01,n02 (default: all)")
     parser.add_argument("--forms", default="sql,dataframe,misleading")
     parser.add_argument("--udf-loops", type=int, default=50, help="work per call of the workload's UDF")
-    parser.add_argument("--skew-loops", type=int, default=200, help="work per dear call of skewed_check")
+    parser.add_argument("--skew-loops", type=int, default=2000, help="work per dear call of skewed_check")
+    parser.add_argument("--selective-loops", type=int, default=500, help="work per call of selective_check")
     parser.add_argument("--misleading-repeats", type=int, default=3)
     parser.add_argument("--orders", type=int, default=20_000, help="orders of the DataFrame workload")
     parser.add_argument("--master", default="local[2]")
@@ -423,6 +430,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             "runs": args.runs,
             "udf_loops": args.udf_loops,
             "skew_loops": args.skew_loops,
+            "selective_loops": args.selective_loops,
             "orders_dataframe": args.orders,
             "spark": spark.version,
             "master": spark.sparkContext.master,
@@ -434,13 +442,26 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(f"{result['settings']}\n{result['uptime_start']}", flush=True)
     started = time.perf_counter()
     rows: dict[str, dict[str, Any]] = {}
+    if "misleading" in forms:
+        skew_calls = register_misleading(spark, args.selective_loops, args.skew_loops)
+        result["misleading"] = measure_misleading(spark, skew_calls, catalog, args.runs, args.misleading_repeats)
+        for r in result["misleading"]["repeats"]:
+            print(_line(r), r["run1"]["barriers"], r["run2"]["barriers"], flush=True)
+        print({k: v for k, v in result["misleading"].items() if k != "repeats"})
+        write(args.output, result)
     if "sql" in forms:
         for q in QUERIES:
             if wanted and not any(q.name.startswith(w) for w in wanted):
                 continue
-            r = rows[q.name] = measure_sql(spark, calls.acc, q.name, q.sql, q.joined, catalog, args.runs)
+            try:
+                r = rows[q.name] = measure_sql(spark, calls.acc, q.name, q.sql, q.joined, catalog, args.runs)
+            except Exception as exc:  # noqa: BLE001 - one query's failure is reported, the others still run
+                result.setdefault("errors", {})[q.name] = repr(exc)[:500]
+                print(f"{q.name}: ERROR {exc!r}"[:500], flush=True)
+                continue
             r["form"], r["pays"] = f"SQL: {q.form}", q.pays
             print(_line(r), flush=True)
+            write(args.output, {**result, "queries": rows})
     if "dataframe" in forms:
         root = Path(tempfile.mkdtemp(prefix="learned-costs-df-"))
         dfw.write_data(spark, root, args.orders)
@@ -454,28 +475,32 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for name, (what, make, _) in dfw.pipelines(spark, root, udf, pandas_udf).items():
             if name == "d05_cheap_udf":  # d01 again with a declaration: nothing is declared here
                 continue
-            r = rows[name] = measure_dataframe(spark, df_calls, name, make, df_catalog, args.runs)
+            try:
+                r = rows[name] = measure_dataframe(spark, df_calls, name, make, df_catalog, args.runs)
+            except Exception as exc:  # noqa: BLE001
+                result.setdefault("errors", {})[name] = repr(exc)[:500]
+                print(f"{name}: ERROR {exc!r}"[:500], flush=True)
+                continue
             r["form"], r["pays"] = f"DataFrame: {what}", True
             print(_line(r), flush=True)
+            write(args.output, {**result, "queries": rows})
         customer.unpersist()
     workload = [k for k, r in rows.items() if r["pays"]]
     result["queries"] = rows
     result["workload"] = summarize(rows, workload)
     result["all_queries"] = summarize(rows, list(rows))
-    if "misleading" in forms:
-        skew_calls = register_misleading(spark, args.udf_loops, args.skew_loops)
-        result["misleading"] = measure_misleading(spark, skew_calls, catalog, args.runs, args.misleading_repeats)
-        for r in result["misleading"]["repeats"]:
-            print(_line(r), r["run1"]["barriers"], r["run2"]["barriers"], flush=True)
-        print({k: v for k, v in result["misleading"].items() if k != "repeats"})
     result["uptime_end"] = uptime()
     result["elapsed_s"] = round(time.perf_counter() - started)
     print(json.dumps({k: result[k] for k in ("workload", "all_queries") if k in result}, indent=1))
     print(result["uptime_end"])
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    write(args.output, result)
     print(f"wrote {args.output}")
     return result
+
+
+def write(path: Path, result: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ LISTENER_WAIT_MS = 10_000
 def stage_run_ms(spark: SparkSession) -> dict[tuple[int, int], int]:
     """Every stage attempt the status store keeps, with its tasks' run time summed (milliseconds)."""
     context = spark.sparkContext
-    no_quantiles = context._gateway.new_array(context._jvm.double, 0)
+    gateway: Any = context._gateway
+    jvm: Any = context._jvm
+    no_quantiles = gateway.new_array(jvm.double, 0)
     stages = context._jsc.sc().statusStore().stageList(None, False, False, no_quantiles, None)
     out = {}
     for i in range(stages.size()):
