@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -41,15 +41,21 @@ class Calibration:
     #: what Spark's "time to execute Python code" of a query counts whatever its rows (per-task start of the
     #: function in the worker): subtracted before a run's time is divided by its calls (``python_udfs``)
     python_fixed_s: float = 0.0
+    #: per-row constants of operator kinds, in units, measured on the session (``operator_k``): the engine's
+    #: ``options.operator_costs``
+    operator_costs: dict[str, float] = field(default_factory=dict)
 
     def to_wire(self) -> dict[str, Any]:
         """``options.calibration`` of a request."""
-        return {
+        wire: dict[str, Any] = {
             "unit_s": self.unit_s,
             "interval": list(self.unit_interval),
             "python_row_s": self.python_row_s,
             "source": self.source,
         }
+        if self.operator_costs:
+            wire["operator_costs"] = dict(self.operator_costs)
+        return wire
 
 
 _CALIBRATIONS: dict[str, Calibration] = {}
@@ -57,6 +63,11 @@ _CALIBRATION_LOCK = threading.Lock()
 #: rows of the comparison and of the Python UDF calibration queries
 CALIBRATION_ROWS = 4_000_000
 PYTHON_CALIBRATION_ROWS = 40_000
+#: rows of the operator calibration queries, and the build side of the join's
+OPERATOR_ROWS = 2_000_000
+BUILD_ROWS = 1000
+#: units the model prices a row of an operator's calibration query at besides the operator: scan 1, arithmetic 1
+PRICED_BESIDES = 2.0
 
 
 def wall_seconds(action: Callable[[], Any]) -> float:
@@ -110,12 +121,53 @@ def calibrate(
         py_s, (py_lo, py_hi) = _per_row(python, python_rows, 3, clock)
         through = [max(t - row_s, row_s) for t in (py_s, py_lo, py_hi)]
         fixed = _python_fixed_s(spark, python, python_rows)
+        operators = _operator_costs(spark, clock, row_s / 3)
         found = Calibration(
-            row_s / 3, (row_lo / 3, row_hi / 3), through[0], (through[1], through[2]), source, python_fixed_s=fixed
+            row_s / 3,
+            (row_lo / 3, row_hi / 3),
+            through[0],
+            (through[1], through[2]),
+            source,
+            python_fixed_s=fixed,
+            operator_costs=operators,
         )
         _CALIBRATIONS[key] = found
         logger.info("calibrated %s: %.3g s a unit, %.3g s a Python row", key, found.unit_s, found.python_row_s)
         return found
+
+
+def _operator_costs(spark: SparkSession, clock: Clock, unit_s: float) -> dict[str, float]:
+    """``join`` and ``aggregate`` constants of this session: a broadcast hash join of ``spark.range(N)`` on
+    ``id % 1000`` to 1,000 rows, and a count per ``id % 1000``, each per row of N (``operator_k``). The defaults
+    (4 each) are a guess; on local Spark a probe row of a broadcast join costs some 30 comparisons. Left out (the
+    defaults stand) when a query fails."""
+    from pyspark.sql import functions as F
+
+    build = spark.range(BUILD_ROWS).withColumnRenamed("id", "k")
+    queries = {
+        "join": lambda n: spark.range(n).join(F.broadcast(build), F.col("id") % BUILD_ROWS == F.col("k")).count(),
+        "aggregate": lambda n: spark.range(n).groupBy((F.col("id") % BUILD_ROWS).alias("g")).count().count(),
+    }
+    out = {}
+    for kind, query in queries.items():
+        try:
+            query(OPERATOR_ROWS // 4)  # code generation
+            row_s, _ = _per_row(query, OPERATOR_ROWS, 3, clock)
+        except Exception as exc:  # noqa: BLE001 - the engine's default stands
+            logger.info("%s not calibrated: %r", kind, exc)
+            continue
+        out[kind] = operator_k(row_s, unit_s)
+    return out
+
+
+def operator_k(row_s: float, unit_s: float) -> float:
+    """An operator's per-row constant in units from its calibration query's seconds a row: the row's units less
+    what the model prices besides the operator (scan and arithmetic), at least 1.
+
+    >>> operator_k(126e-9, 3.8e-9), operator_k(5e-9, 3.8e-9)
+    (31.2, 1.0)
+    """
+    return round(max(row_s / unit_s - PRICED_BESIDES, 1.0), 1)
 
 
 def executor_clock(spark: SparkSession) -> tuple[Clock, str]:

@@ -130,16 +130,13 @@ def with_detected(
 ) -> tuple[dict[Any, Mapping[str, Any]], dict[str, Any] | None]:
     """``functions`` with the DataFrame's undeclared functions added by their own names (a declaration, by name or
     by UDF object, wins), and ``options`` with the session's calibration (for the time saved)."""
-    from pushdown_client.functions import detect_and_measure
+    from pushdown_client.functions import calibrated_options, detect_and_measure
 
     given = dict(functions or {})
     declared = [key if isinstance(key, str) else udf_name(key) for key in given]
     detection = detect_and_measure(df.sparkSession, df, None, [n for n in declared if n], measure)
     merged: dict[Any, Mapping[str, Any]] = {**detection.specs(), **given}
-    opts = dict(options or {})
-    if detection.calibration is not None and "calibration" not in opts:
-        opts["calibration"] = detection.calibration.to_wire()
-    return merged, (opts or None)
+    return merged, calibrated_options(options, detection.calibration)
 
 
 def udf_name(udf: Any) -> str | None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from pushdown_client.calibration import _per_row
+from pushdown_client.calibration import Calibration, _per_row, operator_k
 from pushdown_client.executor_time import new_stage_seconds
 from pushdown_client.feedback.python_udfs import MIN_CALLS, TRUST_FACTOR, PythonEvaluation, function_observations
+from pushdown_client.functions import calibrated_options
 
 
 def test_a_udf_seen_on_few_calls_is_not_learned_from():
@@ -58,3 +59,19 @@ def test_executor_seconds_count_only_the_stages_a_block_started():
     before = {(0, 0): 900, (1, 0): 100}
     after = {**before, (2, 0): 1500, (2, 1): 250, (3, 0): 0}
     assert new_stage_seconds(before, after) == pytest.approx(1.75)
+
+
+def test_an_operator_constant_is_its_query_row_in_units_less_what_else_the_row_is_priced():
+    """A broadcast join's probe row at 126 ns against a 3.8 ns unit: 33 units, of which scan and arithmetic are
+    2; an operator measured cheaper than that is still at least one comparison."""
+    assert operator_k(126e-9, 3.8e-9) == 31.2
+    assert operator_k(4e-9, 3.8e-9) == 1.0
+
+
+def test_the_calibration_reaches_the_request_under_the_callers_own_options():
+    calibration = Calibration(4e-9, (3e-9, 5e-9), 1e-5, (8e-6, 2e-5), operator_costs={"join": 30.0, "aggregate": 45.0})
+    options = calibrated_options({"mode": "cost", "operator_costs": {"join": 8}}, calibration)
+    assert options is not None
+    assert options["operator_costs"] == {"join": 8, "aggregate": 45.0}  # the caller's join constant wins
+    assert options["calibration"]["operator_costs"] == {"join": 30.0, "aggregate": 45.0}  # what was measured
+    assert calibrated_options(None, None) is None
