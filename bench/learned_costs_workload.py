@@ -53,6 +53,7 @@ from bench import dataframe_workload as dfw  # noqa: E402
 from bench.feedback import serving  # noqa: E402
 from bench.pullup_workload import QUERIES, VIEW, VIEW_SQL, Calls, scaled_catalog  # noqa: E402
 from bench.spark_e2e import DATA, TABLES, ensure_data, geomean, make_spark, ratio  # noqa: E402
+from pushdown_client.calibration import known_calibration  # noqa: E402
 from pushdown_client.client import PushdownClient  # noqa: E402
 from pushdown_client.dataframe import apply_sql, run_dataframe  # noqa: E402
 from pushdown_client.dataframe_plan import translate  # noqa: E402
@@ -407,9 +408,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--queries", default="", help="SQL queries by prefix, e.g. p01,n02 (default: all)")
     parser.add_argument("--forms", default="sql,dataframe,misleading")
     parser.add_argument("--udf-loops", type=int, default=50, help="work per call of the workload's UDF")
-    parser.add_argument("--skew-loops", type=int, default=2000, help="work per dear call of skewed_check")
+    parser.add_argument("--skew-loops", type=int, default=1500, help="work per dear call of skewed_check")
     parser.add_argument("--selective-loops", type=int, default=500, help="work per call of selective_check")
-    parser.add_argument("--misleading-repeats", type=int, default=3)
+    parser.add_argument("--misleading-repeats", type=int, default=2, help="fresh services for the misleading query")
+    parser.add_argument("--misleading-runs", type=int, default=3, help="timed runs per configuration of it")
     parser.add_argument("--orders", type=int, default=20_000, help="orders of the DataFrame workload")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -468,7 +470,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     rows: dict[str, dict[str, Any]] = {}
     if "misleading" in forms:
         skew_calls = register_misleading(spark, args.selective_loops, args.skew_loops)
-        result["misleading"] = measure_misleading(spark, skew_calls, catalog, args.runs, args.misleading_repeats)
+        result["misleading"] = measure_misleading(
+            spark, skew_calls, catalog, args.misleading_runs, args.misleading_repeats
+        )
         for r in result["misleading"]["repeats"]:
             print(_line(r), r["run1"]["barriers"], r["run2"]["barriers"], flush=True)
         print({k: v for k, v in result["misleading"].items() if k != "repeats"})
@@ -513,6 +517,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result["queries"] = rows
     result["workload"] = summarize(rows, workload)
     result["all_queries"] = summarize(rows, list(rows))
+    calibration = known_calibration(spark)
+    if calibration is not None:
+        result["calibration"] = {**calibration.to_wire(), "python_fixed_s": calibration.python_fixed_s}
     result["uptime_end"] = uptime()
     result["elapsed_s"] = round(time.perf_counter() - started)
     print(json.dumps({k: result[k] for k in ("workload", "all_queries") if k in result}, indent=1))

@@ -205,8 +205,8 @@ def test_after_a_run_the_service_prices_the_udf_from_what_the_executors_measured
 def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
     world, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
 ):
-    """``run_dataframe`` with no ``functions``: the pipeline's UDF, written after a join that drops 3 of 4000
-    rows, is found in the plan, measured in the driver, held above the join (Spark alone pushes it below, onto
+    """``run_dataframe`` with no ``functions`` (the tables' statistics as an analyze reports them, which say the
+    join drops 3 of 4000 rows): the pipeline's UDF, written after that join, is found in the plan, measured in the driver, held above the join (Spark alone pushes it below, onto
     every order) and, after the run's feedback, priced from what the executors measured."""
     from pyspark.sql import functions as F
 
@@ -222,14 +222,14 @@ def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
     app = create_app(make_settings(data_dir=tmp_path / "data"))
     with serve(app) as url:
         client = PushdownClient(url)
-        first = run_dataframe(pipeline(), client=client)
+        first = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)  # statistics per leaf label
         sent = costs(first.answer)["__pushdown_udf_slow_udf"]
         assert sent["source"].startswith("measured:")
         assert first.answer["cost"]["time_saved_vs_baseline_s"]["estimate"] > 0
         rows, calls = udfs.count(first.collect)
         assert calls == 3997  # on the join's output
         assert first.actual is not None
-        second = run_dataframe(pipeline(), client=client)
+        second = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)
     _, alone = udfs.count(pipeline().collect)
     assert alone == 4000  # Spark alone: below the join
     assert sorted(rows) == sorted(pipeline().collect())
