@@ -206,8 +206,9 @@ def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
     world, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
 ):
     """``run_dataframe`` with no ``functions`` (the tables' statistics as an analyze reports them, which say the
-    join drops 3 of 4000 rows): the pipeline's UDF, written after that join, is found in the plan, measured in the driver, held above the join (Spark alone pushes it below, onto
-    every order) and, after the run's feedback, priced from what the executors measured."""
+    join drops 3 of 4000 rows): the pipeline's UDF, written after that join, is found in the plan, measured in the
+    driver, held above the join (Spark alone pushes it below, onto every order) and, after the run's feedback,
+    priced from what the executors measured."""
     from pyspark.sql import functions as F
 
     from pushdown_client.dataframe import run_dataframe
