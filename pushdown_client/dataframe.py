@@ -71,17 +71,22 @@ def run_dataframe(
     options: Mapping[str, Any] | None = None,
     context: Mapping[str, str] | None = None,
     feedback: bool = True,
+    detect: bool | str = True,
 ) -> DataFrameRun:
     """Ask the service about ``df`` and return the run (lazy: nothing executes until an action).
 
     ``functions``: per Python UDF, keyed by its name (the Python function's ``__name__``) or by the UDF object,
     ``{"cost": N, "deterministic": ...}``. ``catalog``: ``{"tables": {label: {"row_count", "column_stats"}}}``
     keyed by a leaf's label (its view or table name, its file's name; ``run.translation.leaves`` lists them):
-    statistics to use instead of Spark's. Raises ``PushdownError`` when the service refuses the plan and
-    ``SparkConnectUnsupported`` for a Spark Connect DataFrame.
+    statistics to use instead of Spark's. ``detect``: the UDFs, regular expressions and the like that
+    ``functions`` does not declare are sent with a cost (``pushdown_client.functions``): True measures Python UDFs
+    on a sample, ``"defaults"`` sends first guesses, False nothing. Raises ``PushdownError`` when the service
+    refuses the plan and ``SparkConnectUnsupported`` for a Spark Connect DataFrame.
     """
     check_classic(df)
     client = client or PushdownClient()
+    if detect:
+        functions, options = with_detected(df, functions, options, measure=detect is True)
     translation = translate(df, functions)
     request_catalog = _merged_catalog(translation, catalog)
     answer = client.optimize(
@@ -115,6 +120,30 @@ def run_dataframe(
     run = DataFrameRun(spark, answer, frame, conf, client if feedback and fallback is None else None, request_catalog)
     run.translation, run.as_written, run.fallback = translation, frame is df and fallback is None, fallback
     return run
+
+
+def with_detected(
+    df: DataFrame,
+    functions: Mapping[Any, Mapping[str, Any]] | None,
+    options: Mapping[str, Any] | None,
+    measure: bool = True,
+) -> tuple[dict[Any, Mapping[str, Any]], dict[str, Any] | None]:
+    """``functions`` with the DataFrame's undeclared functions added by their own names (a declaration, by name or
+    by UDF object, wins), and ``options`` with the session's calibration (for the time saved)."""
+    from pushdown_client.functions import calibrated_options, detect_and_measure
+
+    given = dict(functions or {})
+    declared = [key if isinstance(key, str) else udf_name(key) for key in given]
+    detection = detect_and_measure(df.sparkSession, df, None, [n for n in declared if n], measure)
+    merged: dict[Any, Mapping[str, Any]] = {**detection.specs(), **given}
+    return merged, calibrated_options(options, detection.calibration)
+
+
+def udf_name(udf: Any) -> str | None:
+    """The name Spark's plan gives a UDF object (``F.udf``'s wrapper or the UserDefinedFunction itself)."""
+    inner = getattr(udf, "_unwrapped", udf)
+    name = getattr(inner, "_name", None) or getattr(inner, "__name__", None)
+    return str(name) if name else None
 
 
 def optimize_dataframe(df: DataFrame, **kwargs: Any) -> DataFrame:

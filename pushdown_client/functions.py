@@ -243,7 +243,22 @@ def with_detected(
     also = set((options or {}).get("functions") or {})
     detection = detect_and_measure(spark, frame, sql, [*declared, *also], measure)
     merged = {**detection.specs(), **declared} or None
+    return merged, calibrated_options(options, detection.calibration)
+
+
+def calibrated_options(options: Mapping[str, Any] | None, calibration: Calibration | None) -> dict[str, Any] | None:
+    """``options`` with the session's calibration: ``calibration`` (seconds a unit, for the time saved) and the
+    measured operator constants as ``operator_costs``, under the caller's own where given.
+
+    >>> cal = Calibration(4e-9, (3e-9, 5e-9), 1e-5, (8e-6, 2e-5), operator_costs={"join": 30.0})
+    >>> opts = calibrated_options({"operator_costs": {"sort": 5}}, cal)
+    >>> opts["operator_costs"], opts["calibration"]["unit_s"]
+    ({'join': 30.0, 'sort': 5}, 4e-09)
+    """
     opts = dict(options or {})
-    if detection.calibration is not None and "calibration" not in opts:
-        opts["calibration"] = detection.calibration.to_wire()
-    return merged, (opts or None)
+    if calibration is None:
+        return opts or None
+    opts.setdefault("calibration", calibration.to_wire())
+    if calibration.operator_costs:
+        opts["operator_costs"] = {**calibration.operator_costs, **(opts.get("operator_costs") or {})}
+    return opts

@@ -7,6 +7,12 @@ skipped (its time cannot be split between them). The figure sent (``per_call_s``
 transfer of a row to a Python worker (``pushdown_client.functions.calibrate``), so it prices the same thing the
 driver's measurement does; ``unit_s`` converts it to comparisons. Timing metrics print with 2-3 significant digits
 ("2.4 s"): enough for a cost.
+
+A node's Python time also counts what each of its tasks spends starting the function in a worker, whatever its
+rows (``Calibration.python_fixed_s`` estimates it for one calibration job; a node of more tasks spends more, and
+on a loaded machine much more). On a few hundred calls that start-up is most of the time and would price a UDF
+tens of times too dear, so a UDF is reported only from at least ``MIN_CALLS`` calls whose time is at least
+``TRUST_FACTOR`` times the fixed part: otherwise the driver's measurement stands.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ ROWS_METRIC = "number of output rows"
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 _TIME = re.compile(r"([0-9][0-9,]*(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s|min|m|h)\b")
 _CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\(")
+#: the fewest calls a per-call cost is learned from, and how many times the fixed part their time must be
+MIN_CALLS = 2000
+TRUST_FACTOR = 4.0
 
 
 @dataclass(frozen=True)
@@ -95,28 +104,46 @@ def function_observations(
     python_row_s: float,
     wanted: Iterable[str] | None = None,
     fixed_s: float = 0.0,
+    aliases: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The feedback body's ``functions``: per UDF evaluated alone in a node, its calls and seconds per call (summed
     over the nodes that call it). ``wanted``: only these names (the request's functions), lower case. ``fixed_s``:
     what a node's Python time counts whatever its rows (``Calibration.python_fixed_s``), taken off each node's
-    time first: on a few hundred rows it is most of a cheap UDF's time.
+    time first. A UDF seen on fewer than ``MIN_CALLS`` calls, or whose time is under ``TRUST_FACTOR`` times the
+    fixed part of its nodes, is left out. ``aliases``: the name a node calls a UDF by -> the request's name for
+    it (a DataFrame's UDF runs under its own name when the caller's DataFrame runs as written).
 
-    >>> evals = [PythonEvaluation(("Slow",), 100, 0.05), PythonEvaluation(("f", "g"), 10, 1.0)]
-    >>> function_observations(evals, 1e-8, 2e-6)
-    [{'name': 'slow', 'calls': 100, 'per_call_s': 0.000502, 'unit_s': 1e-08}]
+    >>> evals = [PythonEvaluation(("Slow",), 4000, 2.0), PythonEvaluation(("f", "g"), 10, 1.0)]
+    >>> function_observations(evals, 1e-8, 2e-6, fixed_s=0.05)
+    [{'name': 'slow', 'calls': 4000, 'per_call_s': 0.0004895, 'unit_s': 1e-08}]
+    >>> function_observations([PythonEvaluation(("slow",), 520, 0.47)], 1e-8, 2e-6, fixed_s=0.05)
+    []
     """
     keep = None if wanted is None else {w.lower() for w in wanted}
+    renamed = {k.lower(): v.lower() for k, v in (aliases or {}).items()}
     calls: dict[str, int] = {}
     spent: dict[str, float] = {}
+    nodes: dict[str, int] = {}
     for ev in evaluations:
         if len(ev.names) != 1:
             continue
-        name = ev.names[0].lower()
+        name = renamed.get(ev.names[0].lower(), ev.names[0].lower())
         if keep is not None and name not in keep:
             continue
         calls[name] = calls.get(name, 0) + ev.rows
         spent[name] = spent.get(name, 0.0) + max(ev.exec_s - fixed_s, 0.0)
+        nodes[name] = nodes.get(name, 0) + 1
     return [
         {"name": n, "calls": c, "per_call_s": float(f"{spent[n] / c + python_row_s:.6g}"), "unit_s": unit_s}
         for n, c in calls.items()
+        if trusted(c, spent[n], fixed_s * nodes[n])
     ]
+
+
+def trusted(calls: int, spent_s: float, fixed_s: float) -> bool:
+    """Whether ``calls`` calls that took ``spent_s`` beyond a fixed part of ``fixed_s`` price a call well.
+
+    >>> trusted(75_000, 1.5, 0.05), trusted(520, 0.4, 0.05), trusted(5000, 0.1, 0.05)
+    (True, False, False)
+    """
+    return calls >= MIN_CALLS and spent_s >= (TRUST_FACTOR - 1) * fixed_s

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pushdown_client.client import PushdownClient
+from pushdown_client.dataframe_expr import UDF_PREFIX as DATAFRAME_UDF_PREFIX
 from pushdown_client.feedback.graph import SparkGraph, TableSource
 from pushdown_client.feedback.mapping import ActualRows, map_actuals, never_null_columns, walk
 from pushdown_client.feedback.spark import ObservedRun, needs_preparing, observe, prepare, table_identities
@@ -170,7 +171,10 @@ def udf_costs(spark: SparkSession, answer: Mapping[str, Any], executions: Any) -
     if calibration is None or not names:
         return []
     found = python_evaluations(executions)
-    return function_observations(found, calibration.unit_s, calibration.python_row_s, names, calibration.python_fixed_s)
+    aliases = {n.lower().removeprefix(DATAFRAME_UDF_PREFIX): n for n in names if n.startswith(DATAFRAME_UDF_PREFIX)}
+    return function_observations(
+        found, calibration.unit_s, calibration.python_row_s, names, calibration.python_fixed_s, aliases
+    )
 
 
 def _map_and_send(

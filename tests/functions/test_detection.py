@@ -148,11 +148,11 @@ def test_a_run_s_python_nodes_give_per_call_costs_only_for_a_node_of_one_udf():
             },
         ]
     }
-    values = {"10": "total (min, med, max)\n1.5 s (0.7 s, 0.8 s, 0.8 s)", "11": "1,500", "12": "3 s", "13": "10"}
+    values = {"10": "total (min, med, max)\n2.5 s (1.2 s, 1.3 s, 1.3 s)", "11": "2,500", "12": "3 s", "13": "10"}
     evaluations = python_evaluations([(graph, values)])
     assert sorted(evaluations, key=lambda e: e.names) == [
         PythonEvaluation(("f", "g"), 10, 3.0),
-        PythonEvaluation(("slow",), 1500, 1.5),
+        PythonEvaluation(("slow",), 2500, 2.5),
     ]
     sent = function_observations(evaluations, 1e-8, 0.0, ["SLOW", "f"])
-    assert sent == [{"name": "slow", "calls": 1500, "per_call_s": 0.001, "unit_s": 1e-8}]
+    assert sent == [{"name": "slow", "calls": 2500, "per_call_s": 0.001, "unit_s": 1e-8}]

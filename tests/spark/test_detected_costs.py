@@ -72,7 +72,7 @@ class Udfs:
             calls.add(1)
             return text is not None and len(text) % 3 != 0
 
-        spark.udf.register("slow_udf", slow, BooleanType())
+        self.slow = spark.udf.register("slow_udf", slow, BooleanType())
         spark.udf.register("cheap_udf", cheap, BooleanType())
 
     def count(self, action: Callable[[], Any]) -> tuple[Any, int]:
@@ -182,18 +182,60 @@ Serve = Callable[[FastAPI], AbstractContextManager[str]]
 def test_after_a_run_the_service_prices_the_udf_from_what_the_executors_measured(
     world, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
 ):
+    """Above the wide join the UDF runs 3997 times: enough calls for their time to outweigh the workers' start-up
+    (a few dozen would not be learned from, ``python_udfs.trusted``)."""
     spark, _ = world
     app = create_app(make_settings(data_dir=tmp_path / "data"))
-    sql = SELECTIVE.format(udf="slow_udf")
+    sql = WIDE.format(udf="slow_udf")
     with serve(app) as url:
         client = PushdownClient(url)
-        first = run_sql(spark, sql, client=client, catalog=catalog())
+        first = run_sql(spark, sql, client=client, catalog=WIDE_CATALOG)
         first.collect()
         assert first.actual is not None
-        second = run_sql(spark, sql, client=client, catalog=catalog())
+        second = run_sql(spark, sql, client=client, catalog=WIDE_CATALOG)
     learned = costs(second.answer)["slow_udf"]
     assert learned["source"] == "learned" and learned["observations"] == 1
     assert learned["replaced"].startswith("measured:")
     unit = calibrate(spark).unit_s
     assert learned["cost"] * unit > SLOW_S / 2  # the executors' time per call covers the sleep
     assert second.answer["spark"]["barriers"] == ["slow_udf(o.o_comment)"]
+
+
+@pytest.mark.slow
+def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
+    world, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
+):
+    """``run_dataframe`` with no ``functions`` (the tables' statistics as an analyze reports them, which say the
+    join drops 3 of 4000 rows): the pipeline's UDF, written after that join, is found in the plan, measured in the
+    driver, held above the join (Spark alone pushes it below, onto every order) and, after the run's feedback,
+    priced from what the executors measured."""
+    from pyspark.sql import functions as F
+
+    from pushdown_client.dataframe import run_dataframe
+
+    spark, udfs = world
+
+    def pipeline() -> Any:
+        orders, customers = spark.table("cost_ords"), spark.table("cost_custs")
+        joined = orders.join(customers, orders.o_custkey == customers.c_custkey)
+        return joined.filter(udfs.slow(F.col("o_comment"))).select("o_id", "c_name")
+
+    app = create_app(make_settings(data_dir=tmp_path / "data"))
+    with serve(app) as url:
+        client = PushdownClient(url)
+        first = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)  # statistics per leaf label
+        sent = costs(first.answer)["__pushdown_udf_slow_udf"]
+        assert sent["source"].startswith("measured:")
+        assert first.answer["cost"]["time_saved_vs_baseline_s"]["estimate"] > 0
+        rows, calls = udfs.count(first.collect)
+        assert calls == 3997  # on the join's output
+        assert first.actual is not None
+        second = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)
+    _, alone = udfs.count(pipeline().collect)
+    assert alone == 4000  # Spark alone: below the join
+    assert sorted(rows) == sorted(pipeline().collect())
+    learned = costs(second.answer)["__pushdown_udf_slow_udf"]
+    assert learned["source"] == "learned" and learned["replaced"].startswith("measured:")
+    assert learned["cost"] * calibrate(spark).unit_s > SLOW_S / 2
+    _, calls = udfs.count(second.collect)
+    assert calls == 3997
