@@ -41,6 +41,10 @@ DEFAULT_PREDICATE_COSTS: Final[dict[str, float]] = {
 }
 
 
+#: ``Options.min_savings`` unless the request says otherwise
+DEFAULT_MIN_SAVINGS = 0.01
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     """How to decide.
@@ -61,6 +65,10 @@ class Options:
     #: Spark (its filters are compiled code) and costs what the model does not price: the scan's pushed filters,
     #: partition and branch pruning, the constraints Catalyst infers (docs/cost-model.md, "Do no harm")
     expensive_threshold: float = 10.0
+    #: the smallest saving against rule-based pushdown (a share of its cost, at the low end of the savings'
+    #: interval) for which a Spark answer departs from the query as written: below it the query runs as written,
+    #: since a barrier that buys nothing measurable costs Spark what the model does not price (docs/cost-model.md)
+    min_savings: float = DEFAULT_MIN_SAVINGS
     #: functions the request declares, by lower-case name (``costmodel.functions``)
     functions: dict[str, FunctionDecl] = field(default_factory=dict)
 
@@ -97,6 +105,7 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         "scan_pushdown",
         "default_row_count",
         "expensive_threshold",
+        "min_savings",
         "functions",
     }
     check_keys(raw, known, path, "invalid_options")
@@ -109,6 +118,9 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
     threshold = raw.get("expensive_threshold", 10.0)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
         raise PlanError("invalid_options", "must be a non-negative number", f"{path}.expensive_threshold")
+    min_savings = raw.get("min_savings", DEFAULT_MIN_SAVINGS)
+    if isinstance(min_savings, bool) or not isinstance(min_savings, (int, float)) or not 0 <= min_savings <= 1:
+        raise PlanError("invalid_options", "must be a number from 0 to 1", f"{path}.min_savings")
     scan_pushdown = raw.get("scan_pushdown", True)
     if not isinstance(scan_pushdown, bool):
         raise PlanError("invalid_options", "scan_pushdown must be true or false", f"{path}.scan_pushdown")
@@ -119,5 +131,6 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
         scan_pushdown=scan_pushdown,
         default_row_count=float(default_rows),
         expensive_threshold=float(threshold),
+        min_savings=float(min_savings),
         functions=functions_from_wire(raw.get("functions"), f"{path}.functions"),
     )

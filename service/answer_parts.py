@@ -14,6 +14,7 @@ def attach_spark(
     catalog: dict[str, Any] | None,
     as_written: str | None = None,
     texts: Callable[[], dict[str, list[str]] | None] | None = None,
+    min_savings: float = 0.0,
 ) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
 
@@ -22,9 +23,11 @@ def attach_spark(
     Spark): the query then runs as written (``as_written: true``), so Spark analyzes one query instead of two and
     the caller's text, hints and names reach it untouched, and the answer's plan is not rendered a second time.
     ``texts``: the engine's conjunct texts of the plan (``FullParts.conjunct_texts``), which spare reading the
-    plan again."""
+    plan again. ``min_savings`` (``options.min_savings``): when the estimated saving against rule-based pushdown
+    (``add_baseline``) is below it, or its interval reaches below zero, a query that would need barriers runs as
+    written: do no harm before any gain."""
     try:
-        from service.spark_plan import spark_target
+        from service.spark_plan import SparkTarget, spark_target
         from service.sql.errors import SqlError
     except ImportError as exc:  # SQL support is optional
         if not (exc.name or "").startswith("service."):
@@ -35,12 +38,48 @@ def attach_spark(
     except SqlError as exc:
         response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
         return
-    response["spark"] = target.as_json()
+    cost = response.get("cost", {})
+    if as_written is not None and not target.as_written and _immaterial(cost, min_savings):
+        response.setdefault("warnings", []).append(
+            f"runs as written: against Spark's own placement the answer saves {_share(cost['savings_vs_baseline'])}"
+            f"{_interval_text(cost)}, less than options.min_savings ({_share(min_savings)}); a barrier that buys "
+            "that little costs Spark what the model does not price"
+        )
+        target = SparkTarget(sql=as_written, as_written=True)
+        response["spark"] = {**target.as_json(), "immaterial": True}
+    else:
+        response["spark"] = target.as_json()
     if target.unheld:
         response.setdefault("warnings", []).append(
             f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "
             "carry a barrier, and settings would cost the query Catalyst's other pushdowns"
         )
+
+
+def _immaterial(cost: dict[str, Any], min_savings: float) -> bool:
+    """The answer saves less than ``min_savings`` against rule-based pushdown (Catalyst's own placement), or may
+    lose against it: the estimate is below the bar, or the low end of the savings' interval is below zero.
+
+    >>> _immaterial({"savings_vs_baseline": 4e-06, "savings_vs_baseline_interval": [0.0, 4e-06]}, 0.01)
+    True
+    >>> _immaterial({"savings_vs_baseline": 0.99, "savings_vs_baseline_interval": [0.0, 0.999]}, 0.01)
+    False
+    >>> _immaterial({"savings_vs_baseline": 0.4, "savings_vs_baseline_interval": [-0.2, 0.9]}, 0.01)
+    True
+    """
+    if "savings_vs_baseline" not in cost:
+        return False
+    interval = cost.get("savings_vs_baseline_interval")
+    return float(cost["savings_vs_baseline"]) < min_savings or (interval is not None and float(interval[0]) < 0)
+
+
+def _interval_text(cost: dict[str, Any]) -> str:
+    interval = cost.get("savings_vs_baseline_interval")
+    return f" (from {_share(interval[0])} to {_share(interval[1])})" if interval else ""
+
+
+def _share(value: float) -> str:
+    return f"{value * 100:.3g}%"
 
 
 def one_to_run(response: dict[str, Any], dialect: str) -> None:

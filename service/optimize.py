@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import ServiceError
 from costmodel.optimizer import optimize_wire_brief
+from costmodel.options import DEFAULT_MIN_SAVINGS
 from costmodel.result import FullParts
 from costmodel.summary import summarize
 from service.analyzed_tables import (
@@ -295,7 +296,8 @@ class OptimizeService:
         warn_cross_products(response, parts)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
-            attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts)
+            min_savings = (request.options or {}).get("min_savings", DEFAULT_MIN_SAVINGS)
+            attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts, float(min_savings))
         if request.sql is not None:
             one_to_run(response, request.dialect)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]

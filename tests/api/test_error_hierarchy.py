@@ -44,6 +44,8 @@ OUTSIDE: dict[tuple[str, str], str] = {
     ("service/cli_savings.py", "ValueError"): "a --from/--to day that is not a date, printed by the command",
     ("service/in_process_client.py", "PushdownError"): "the Python client's view of an error, in the caller's process",
     ("service/job_store.py", "ValueError"): "a bug: a job field the runner does not define",
+    ("service/sql/render_block.py", "NotImplementedError"): "the base class's abstract dispatch: Renderer, the one "
+    "subclass, matches every wire op",
     ("service/sql/bind.py", "Unbindable"): "control flow: the binder gives up and sqlglot's qualify takes over",
     ("service/sql/common.py", "ValueError"): "build_function raises as exp.func does; its callers catch sqlglot's "
     "failures (SQLGLOT_FAILURES) and answer unsupported or invalid_plan",
