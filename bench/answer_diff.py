@@ -316,10 +316,11 @@ def classify(
     if same:
         return entry
     entry["fields"] = _top_fields(as_before(base), as_before(current))
-    entry["causes"] = sorted(
-        {b for b, answer in one_off.items() if as_before(answer) != as_before(current)}
-        | {b for b, answer in only_on.items() if as_before(answer) != as_before(all_off)}
-    )
+    # a behaviour makes the difference when switching it off alone changes the answer; where none does alone
+    # (two behaviours that each give the same answer), the ones that change the answer with every other one off
+    entry["causes"] = sorted(b for b, answer in one_off.items() if as_before(answer) != as_before(current)) or [
+        f"{b} (alone)" for b, answer in only_on.items() if as_before(answer) != as_before(all_off)
+    ]
     left = differences(as_before(base), as_before(all_off))
     if left:
         entry["left_with_every_behaviour_off"] = [f"{kind} {path}" for kind, path in left[:20]]
