@@ -36,6 +36,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "answer_diff.json"
+SUMMARY = ROOT / "bench" / "results" / "answer_diff.md"
 
 #: keys whose values differ from one answer to the next of the same request in one checkout
 RUN_SPECIFIC = ("request_id",)
@@ -305,6 +306,8 @@ def classify(
         & ADDED_FIELDS.keys()
     )
     same = as_before(base) == as_before(current)
+    # what each switch changes on its own, with every other behaviour off (shows the switch does something)
+    alone = sorted(b for b, answer in only_on.items() if as_before(answer) != as_before(all_off))
     entry: dict[str, Any] = {
         "request": name,
         "identical": canonical(base) == canonical(current),
@@ -312,6 +315,7 @@ def classify(
         # fields both answers have whose values differ, as each checkout presents them (``sql`` among them: the
         # one query to run, Spark's for the Spark dialect)
         "changed": _top_fields(_without_added(canonical(base)), _without_added(canonical(current))),
+        "alone": alone,
     }
     if same:
         return entry
@@ -319,7 +323,7 @@ def classify(
     # a behaviour makes the difference when switching it off alone changes the answer; where none does alone
     # (two behaviours that each give the same answer), the ones that change the answer with every other one off
     entry["causes"] = sorted(b for b, answer in one_off.items() if as_before(answer) != as_before(current)) or [
-        f"{b} (alone)" for b, answer in only_on.items() if as_before(answer) != as_before(all_off)
+        f"{b} (alone)" for b in alone
     ]
     left = differences(as_before(base), as_before(all_off))
     if left:
@@ -376,8 +380,9 @@ def main() -> None:
     result["settings"] = {"generated": args.generated, "seed": args.seed, "baseline": str(args.baseline)}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=1) + "\n")
+    SUMMARY.write_text(markdown(result))
     print_summary(result)
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    print(f"wrote {RESULTS.relative_to(ROOT)} and {SUMMARY.relative_to(ROOT)}")
 
 
 def _group(name: str) -> str:
@@ -390,6 +395,7 @@ def summarize(rows: list[dict[str, Any]], requests: dict[str, Any], unstable: li
     causes: dict[str, list[str]] = {}
     added: Counter[str] = Counter()
     changed: Counter[str] = Counter()
+    alone: Counter[str] = Counter()
     fields_by_causes: dict[str, Counter[str]] = {}
     for row in rows:
         counts = by_group[_group(row["request"])]
@@ -398,6 +404,7 @@ def summarize(rows: list[dict[str, Any]], requests: dict[str, Any], unstable: li
         counts["same_but_added_fields"] += not row["identical"] and "causes" not in row
         added.update(row["added"])
         changed.update(row["changed"])
+        alone.update(row["alone"])
         if "causes" in row:
             counts["decisions_or_plan_differ"] += 1
             key = "+".join(row["causes"]) or "unattributed"
@@ -412,13 +419,82 @@ def summarize(rows: list[dict[str, Any]], requests: dict[str, Any], unstable: li
         "added_fields": {f: {"answers": added[f], "why": ADDED_FIELDS[f]} for f in sorted(added)},
         "existing_fields_changed": dict(changed.most_common()),
         "behaviours": BEHAVIOURS,
+        "answers_each_behaviour_changes_alone": {b: alone[b] for b in BEHAVIOURS},
         "by_causes": {
             k: {"answers": len(v), "fields": dict(fields_by_causes[k].most_common()), "examples": v[:5]}
             for k, v in sorted(causes.items())
         },
         "unattributed": unattributed,
-        "answers": [r for r in rows if "causes" in r],
+        "answers": [{k: v for k, v in r.items() if k != "alone"} for r in rows if "causes" in r],
     }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The result as a page a reviewer reads: counts per group, the fields added, the causes with their commits."""
+    machine, settings = result["machine"], result["settings"]
+    lines = [
+        "# Answers before and after the reshaping (issue 45)",
+        "",
+        f"Written by `bench/answer_diff.py` (baseline `{settings['baseline']}`, {settings['generated']} generated "
+        f"requests, seed {settings['seed']}; {machine['seconds']} s, load average "
+        f"{machine['load_average_before'][0]} before, {machine['load_average_after'][0]} after). Each checkout "
+        "answers in its own process, as `POST /optimize` does. Dropped before comparing: "
+        f"`{', '.join(result['run_specific_fields_dropped'])}` (two runs of the current checkout differ in "
+        f"{result['fields_differing_between_two_runs_of_one_checkout'] or 'nothing else'}).",
+        "",
+        "| requests | answers | byte-identical | only fields added | decisions or plan differ | unattributed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for group, c in result["by_group"].items():
+        lines.append(
+            f"| {group} | {c.get('requests', 0)} | {c.get('byte_identical', 0)} | {c.get('same_but_added_fields', 0)} "
+            f"| {c.get('decisions_or_plan_differ', 0)} | {c.get('unattributed', 0)} |"
+        )
+    lines += ["", "## Fields added (every answer they apply to)", ""]
+    lines += [f"- `{f}` ({i['answers']} answers): {i['why']}" for f, i in result["added_fields"].items()]
+    lines += [
+        "",
+        "Existing fields whose values differ (answers): "
+        + ", ".join(f"`{f}` {n}" for f, n in result["existing_fields_changed"].items())
+        + ". `$.sql` differs in every SQL answer: it is now the one query to run (for the Spark dialect the "
+        "`spark` object's SQL, the request's own text when Spark runs it as written); the baseline's `sql` is "
+        "now `sql_portable`, equal to it wherever no behaviour below changed the decisions.",
+        "",
+        "## Decisions or plan that differ, by cause",
+        "",
+        "A behaviour is a cause when switching it off alone in the current checkout changes that answer "
+        "(`cheap_predicate` by `options.expensive_threshold: 0`, the others in the worker's process only: "
+        "`SWITCHES`). With every behaviour off, the current answers equal the baseline's in the baseline's "
+        "presentation on every request but those listed as unattributed.",
+        "",
+        "| causes | answers | fields that differ | examples |",
+        "| --- | ---: | --- | --- |",
+    ]
+    for key, info in result["by_causes"].items():
+        fields = ", ".join(f"`{f}`" for f in info["fields"])
+        lines.append(f"| {key} | {info['answers']} | {fields} | {', '.join(info['examples'][:3])} |")
+    lines += [
+        "",
+        "Behaviours, where they come from, and how many answers each changes on its own (every other off):",
+        "",
+    ]
+    lines += [
+        f"- `{b}` ({result['answers_each_behaviour_changes_alone'][b]} alone): {why}"
+        for b, why in result["behaviours"].items()
+    ]
+    never = [b for b in result["behaviours"] if not any(b in key.split("+") for key in result["by_causes"])]
+    if never:
+        lines += [
+            "",
+            f"Never a cause here: {', '.join(never)}. Pulling up and robust placement act on predicates at or "
+            "above `expensive_threshold` (declared or detected expensive functions), which none of these requests "
+            "holds (with every predicate placed by cost they act: the counts above); rule-based pushdown's answer "
+            "replaces one placed by cost only when the model prices the latter higher.",
+        ]
+    lines += ["", f"Unattributed differences: {len(result['unattributed'])}."]
+    for row in result["unattributed"]:
+        lines.append(f"- {row['request']}: {row.get('left_with_every_behaviour_off') or row['fields']}")
+    return "\n".join(lines) + "\n"
 
 
 def print_summary(result: dict[str, Any]) -> None:
