@@ -69,7 +69,10 @@ plans = [json.loads(p.read_text()) for p in sorted((tpch / "plans").glob("q*.jso
 if path == "engine":
     calls = [lambda plan=plan: costmodel.optimize_wire(plan, catalog, baseline=True) for plan in plans]
 else:
-    from service.request import parse_ordinary_request
+    try:
+        from service.request import parse_ordinary_request
+    except ImportError:  # checkouts before 2026-11-28 (c071ab2 and earlier) kept the request schema in api/
+        from api.models import parse_ordinary_request
     from service.optimize import OptimizeService
     service = OptimizeService()
     queries = [p.read_text() for p in sorted((tpch / "queries").glob("q*.sql"))][:first]

@@ -8,7 +8,7 @@ engine's to validate, with JSON paths into the same document. Pydantic's errors 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -131,7 +131,7 @@ def _known_keys(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]
     for part in loc:
         field = model.model_fields.get(str(part))
         inner = field.annotation if field is not None else None
-        candidates = getattr(inner, "__args__", (inner,))
+        candidates = get_args(inner) or (inner,)
         nested = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
         if nested is None:
             return []

@@ -283,8 +283,10 @@ def _kept_pairs(decisions: list[Mapping[str, Any]], scans: set[str]) -> set[tupl
     return {
         (str(d["predicate"]), str(d["operator"]))
         for d in decisions
-        if (d.get("action") == "kept" and d.get("reason", "not_beneficial") in _HELD_REASONS)
-        or d.get("action") == "pulled_up"
+        if (
+            (d.get("action") == "kept" and d.get("reason", "not_beneficial") in _HELD_REASONS)
+            or d.get("action") == "pulled_up"
+        )
         and d.get("source") != "constant"  # folds to TRUE or FALSE: where Spark evaluates it does not matter
         and d.get("operator") not in scans
         and "predicate" in d

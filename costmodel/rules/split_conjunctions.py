@@ -58,13 +58,19 @@ def factor_common_conjuncts(predicate: Expr) -> list[Expr]:
     a join key).
     """
     branches = disjuncts(predicate)
-    if len(branches) < 2 or not is_deterministic(predicate) or can_raise(predicate):
+    if len(branches) < 2:
         return [predicate]
     parts = [conjuncts(branch) for branch in branches]
-    shapes = [[_shape(c) for c in branch] for branch in parts]  # each once: comparing them pairwise was quadratic
-    others = [set(branch) for branch in shapes[1:]]
-    keys = {s for s in shapes[0] if all(s in other for other in others)}
-    if not keys:
+    # each conjunct shaped once (comparing them pairwise was quadratic), and only until a branch shares nothing
+    # with the ones before it: a wide OR of single comparisons stops at its second branch
+    shapes = [[_shape(c) for c in parts[0]]]
+    keys = set(shapes[0])
+    for branch in parts[1:]:
+        if not keys:
+            return [predicate]
+        shapes.append([_shape(c) for c in branch])
+        keys &= set(shapes[-1])
+    if not keys or not is_deterministic(predicate) or can_raise(predicate):
         return [predicate]
     common = [c for c, s in zip(parts[0], shapes[0], strict=True) if s in keys]
     rest = [

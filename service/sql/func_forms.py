@@ -12,7 +12,12 @@ from sqlglot import exp
 from service.sql.common import BASE_DIALECT, build_function, release
 from service.sql.errors import SQLGLOT_FAILURES
 from service.sql.parse import unsupported
-from service.sql.same_tree import present, same_tree
+
+
+def present(value: Any) -> bool:
+    """Whether sqlglot's equality reads an argument: None, False and an empty list count as absent."""
+    return value is not None and value is not False and not (type(value) is list and not value)
+
 
 #: Function flags sqlglot sets from the dialect that do not change the rows (Spark's COUNT returns BIGINT).
 HARMLESS_FLAGS = ("big_int",)
@@ -50,7 +55,7 @@ def check_rebuilds(e: exp.Func, name: str, args: list[exp.Expr]) -> None:
     for flag in HARMLESS_FLAGS:
         if e.args.get(flag) is not None:
             rebuilt.set(flag, e.args[flag])
-    same = same_tree(rebuilt, e)
+    same = rebuilt == e
     release(rebuilt)  # only compared: freed now, not by the cyclic collector
     if not same:
         raise unsupported(f"function {name.upper()} in this form", e)

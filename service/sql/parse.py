@@ -38,11 +38,11 @@ def position(node: exp.Expr | None) -> tuple[int | None, int | None]:
     if node is None:
         return None, None
     for sub in node.walk():
-        meta = getattr(sub, "_meta", None) or {}
-        if "line" in meta:
+        line = sub.meta_get("line")
+        if line is not None:
             # sqlglot's col is where the token ends; report where it starts.
-            width = (meta.get("end") or 0) - (meta.get("start") or 0)
-            return meta.get("line"), max(1, meta.get("col", 1) - width)
+            width = (sub.meta_get("end") or 0) - (sub.meta_get("start") or 0)
+            return line, max(1, sub.meta_get("col", 1) - width)
     return None, None
 
 

@@ -51,7 +51,6 @@ from service.sql.expr_kinds import (
 )
 from service.sql.func_forms import check_rebuilds, positional_args, rebuilds_in_place
 from service.sql.parse import position, unsupported
-from service.sql.same_tree import same_tree
 
 Node = dict[str, Any]
 Expr = dict[str, Any]
@@ -114,7 +113,7 @@ def same(a: exp.Expr, b: exp.Expr) -> bool:
         a = a.this
     while isinstance(b, exp.Paren):
         b = b.this
-    return same_tree(a, b)
+    return a == b
 
 
 class ExprBuilder:
@@ -149,7 +148,7 @@ class ExprBuilder:
         subst = subst or []
         if not skip_top:
             for key, wire in subst:
-                if same_tree(e, key):
+                if e == key:
                     return dict(wire)
 
         def sub(x: exp.Expr) -> Expr:

@@ -19,7 +19,6 @@ from service.sql.parse import position, unsupported
 from service.sql.plan_expr import Expr, Node, Subst, same
 from service.sql.plan_names import visible_names
 from service.sql.plan_query import QueryBuilder
-from service.sql.same_tree import same_tree
 from service.sql.survey import AGGREGATE_CALLS
 
 # Select arguments that change meaning and that the wire format cannot carry.
@@ -172,7 +171,7 @@ class SelectBuilder(QueryBuilder):
                 *(_order_input(o, names, raws) for o in order_items),
             ]:
                 for a in _aggregates_in(e):
-                    if not any(same_tree(a, seen) for seen in aggs):
+                    if not any(a == seen for seen in aggs):
                         aggs.append(a)
         grouped: frozenset[str] = frozenset()
         if group is not None or aggs:
@@ -188,7 +187,7 @@ class SelectBuilder(QueryBuilder):
         windows: list[exp.Window] = []
         for e in [*raws, *(_order_input(o, names, raws) for o in order_items)] if self.has_windows else ():
             for w in _windows_in(e):
-                if not any(same_tree(w, seen) for seen in windows):
+                if not any(w == seen for seen in windows):
                     windows.append(w)
         if windows:
             node = self._windows(node, windows, raws, names, subst, fresh, grouped)

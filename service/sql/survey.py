@@ -68,7 +68,7 @@ def survey(stmt: exp.Expr) -> Survey:
                 below = depth + len(leaves).bit_length()  # the balanced tree's height
                 queue.extend((leaf, below) for leaf in leaves)
                 continue
-        if node._meta and node._meta.get("case_sensitive"):
+        if node.meta_get("case_sensitive"):
             out.case_sensitive = True
         if kind == _IDENTIFIER:
             out.identifiers.append(node)  # type: ignore[arg-type]  # its type's kind says so

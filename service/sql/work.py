@@ -1,6 +1,5 @@
-"""Bounded work for the adapter: the cyclic garbage collector paused while a query is translated,
-nesting too deep for the translator refused with a clear error, and the type names sqlglot parses over and
-over parsed once (``service.sql.type_names``).
+"""Bounded work for the adapter: the cyclic garbage collector paused while a query is translated, and nesting
+too deep for the translator refused with a clear error.
 
 A 20,000-term predicate makes hundreds of thousands of small sqlglot objects;
 each full collection walks all of them, so with the collector running the
@@ -19,7 +18,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from service.sql.errors import SqlError
-from service.sql.type_names import remembering
 
 _lock = threading.Lock()
 _active = 0
@@ -28,8 +26,7 @@ _paused_by_us = False
 
 @contextmanager
 def translating() -> Iterator[None]:
-    """Pause the cyclic GC, remember type names (``type_names.remembering``) and turn a RecursionError into
-    ``SqlError("too_deep")``.
+    """Pause the cyclic GC and turn a RecursionError into ``SqlError("too_deep")``.
 
     >>> with translating():
     ...     gc.isenabled()
@@ -41,7 +38,6 @@ def translating() -> Iterator[None]:
             gc.disable()
             _paused_by_us = True
         _active += 1
-    token = remembering.set(True)
     try:
         yield
     except RecursionError as err:
@@ -49,7 +45,6 @@ def translating() -> Iterator[None]:
             "too_deep", "the query nests expressions or subqueries too deeply to translate; flatten it"
         ) from err
     finally:
-        remembering.reset(token)
         with _lock:
             _active -= 1
             if _active == 0 and _paused_by_us:

@@ -5,6 +5,7 @@ predicate behind its barrier); the engine-neutral rendering, which Spark's pushd
 from __future__ import annotations
 
 from service.optimize import OptimizeInput, OptimizeService
+from service.spark_plan import spark_target
 from tests.service.test_optimize_baseline import CATALOG, UDF_SQL
 
 FUNCTIONS = {"score": {"cost": 5000}}
@@ -33,3 +34,27 @@ def test_a_query_spark_runs_as_written_is_handed_back_as_written() -> None:
     answer = OptimizeService().optimize(OptimizeInput(sql=sql, catalog=CATALOG))
     assert answer["spark"]["as_written"] and answer["sql"] == sql
     assert "sql_portable" in answer
+
+
+def test_mode_never_hands_a_query_back_as_written() -> None:
+    """Mode never moves nothing, so nothing needs holding: a predicate kept in a scan's filters (where Catalyst
+    reads it too) got a barrier after 984ef56 (an ``or`` that bound tighter than the conditions after it), which
+    stopped Spark from pushing the query's own filter into the scan."""
+    sql = "SELECT o_orderkey FROM orders WHERE o_totalprice > 100"
+    answer = OptimizeService().optimize(OptimizeInput(sql=sql, catalog=CATALOG, options={"mode": "never"}))
+    assert answer["spark"]["barriers"] == []
+    assert answer["spark"]["as_written"] and answer["sql"] == sql
+
+
+def test_a_predicate_kept_in_a_scan_or_folded_to_a_constant_gets_no_barrier() -> None:
+    scan = {"op": "scan", "id": "s", "table": "orders", "filters": []}
+    plan = {
+        "op": "filter",
+        "id": "f",
+        "input": scan,
+        "predicate": {"fn": ">", "args": [{"col": "o_totalprice"}, {"lit": 100, "type": "int"}]},
+    }
+    kept = {"predicate": "o_totalprice > 100", "action": "kept", "reason": "mode_never"}
+    for decision in ({**kept, "operator": "s"}, {**kept, "operator": "f", "source": "constant"}):
+        target = spark_target(plan, [decision], CATALOG)
+        assert (target.barriers, target.unheld, target.left_to_spark) == ([], [], []), decision
