@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from costmodel.expr import column_ids
+from costmodel.expr import Column, column_ids
 from costmodel.plan import (
     Alias,
     Field,
@@ -38,12 +38,13 @@ PASSED = (Join, Filter, Sort)
 CHARGED = (Join, Sort)
 
 
-def widen(node: Node, fields: Sequence[Field]) -> Node | None:
+def widen(node: Node, fields: Sequence[Field], spelled: Mapping[int, Column]) -> Node | None:
     """``node`` (a projection or an alias) also passing on ``fields`` of its input, under names it does not use
-    yet; None for another kind of operator."""
+    yet (a projection reads each as ``spelled`` spells it, the predicate's own spelling, else as the field's);
+    None for another kind of operator."""
     if isinstance(node, Project):
         taken = {e.name.lower() for e in node.exprs}
-        extra = tuple(NamedExpr(f.column(), _free_name(f.name, taken), f.cid) for f in fields)
+        extra = tuple(NamedExpr(spelled.get(f.cid, f.column()), _free_name(f.name, taken), f.cid) for f in fields)
         return Project(node.id, node.exprs + extra, node.input)
     if isinstance(node, Alias):
         inner = {f.cid: f for f in output_fields(node.input)}

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from costmodel.carry import PASSED, WIDENED, widen
-from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute
+from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute, walk
 from costmodel.expr_raise import can_raise
 from costmodel.legality import cross
 from costmodel.passes.work import Work
@@ -130,7 +130,8 @@ def _carried_rise(
         missing = column_ids(form) - output_cids(candidate)
         if missing:
             have = [f for f in output_fields(current) if f.cid in missing]
-            widened = widen(candidate, have) if len(have) == len(missing) else None
+            spelled = {e.cid: e for e in walk(form) if isinstance(e, Column) and e.cid in missing}
+            widened = widen(candidate, have, spelled) if len(have) == len(missing) else None
             if widened is None:
                 break
             candidate = widened
