@@ -32,6 +32,8 @@ import argparse
 import copy
 import json
 import math
+import os
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -44,7 +46,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.spark_e2e import CATALOG, DATA, TABLES, AnswerCache, ensure_data, geomean, make_spark, ratio, runner  # noqa: E402
-from bench.spark_measure import Measured, compare_results  # noqa: E402
+from bench.spark_measure import Measured, compare_results, timed_noop  # noqa: E402
 from bench.spark_workload import make_check  # noqa: E402
 
 if TYPE_CHECKING:
@@ -275,6 +277,8 @@ def measure_query(
             m[k].run(spark, timeout)
     same, note = compare_results(m)
     joined = spark.sql(q.joined).first()[0]
+    # the same scans and joins with no UDF at all: what no placement of the UDF can beat (where D's time goes)
+    floor = statistics.median(timed_noop(spark, q.joined, timeout) for _ in range(max(runs, 1)))
     d_evals = m["D"].plan.get("udf_evals", [])
     pulled = bool(d_evals) and all(e == "above" for e in d_evals)
     udf_decisions = [
@@ -289,6 +293,8 @@ def measure_query(
         **{k: m[k].as_json() for k in CONFIGS},
         "d_over_c": ratio(m["D"].median, m["C"].median),
         "c2_over_c": ratio(m["C2"].median, m["C"].median),
+        "floor_s": round(floor, 4),
+        "floor_over_c": ratio(floor, m["C"].median),
         "calls_c": counted["C"],
         "calls_d": counted["D"],
         "joined_rows": joined,
@@ -318,6 +324,7 @@ def summarize(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
         "geomean_d_over_c_paying": geo,
         "geomean_d_over_c_pulled_up": geomean(r["d_over_c"] for r in pulled.values()),
+        "geomean_floor_over_c_paying": geomean(r["floor_over_c"] for r in paying.values()),
         "paying": len(paying),
         "pulled_up": sorted(pulled),
         "not_pulled_up": sorted(set(paying) - set(pulled)),
@@ -366,16 +373,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"call, declared cost {FUNCTIONS[UDF]['cost']}; median of {args.runs} runs (seconds)\n"
     )
     print(
-        f"{'query':28} {'form':44} {'C':>7} {'D':>7} {'D/C':>6} {'C2/C':>6} {'calls C':>8} {'calls D':>8} "
-        f"{'joined':>7}  up"
+        f"{'query':28} {'form':44} {'C':>7} {'D':>7} {'D/C':>6} {'C2/C':>6} {'F/C':>6} {'calls C':>8} "
+        f"{'calls D':>8} {'joined':>7}  up"
     )
     started = time.perf_counter()
+    load_before = os.getloadavg()
     rows: dict[str, dict[str, Any]] = {}
     for q in chosen:
         r = rows[q.name] = measure_query(spark, cache, calls, q, catalog, args.runs, args.timeout)
         print(
             f"{q.name:28} {q.form[:44]:44} {_fmt(r['C']['median_s']):>7} {_fmt(r['D']['median_s']):>7} "
-            f"{_fmt(r['d_over_c']):>6} {_fmt(r['c2_over_c']):>6} {r['calls_c']:>8} {r['calls_d']:>8} "
+            f"{_fmt(r['d_over_c']):>6} {_fmt(r['c2_over_c']):>6} {_fmt(r['floor_over_c']):>6} {r['calls_c']:>8} "
+            f"{r['calls_d']:>8} "
             f"{r['joined_rows']:>7}  {'yes' if r['pulled_up'] else 'no'}",
             flush=True,
         )
@@ -388,7 +397,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     outcome = summarize(rows)
     print(
         f"\ngeomean D/C over {outcome['paying']} paying queries {_fmt(outcome['geomean_d_over_c_paying'])}; over the "
-        f"{len(outcome['pulled_up'])} pulled up {_fmt(outcome['geomean_d_over_c_pulled_up'])}; widest C2/C spread "
+        f"{len(outcome['pulled_up'])} pulled up {_fmt(outcome['geomean_d_over_c_pulled_up'])}; floor (no UDF) over C "
+        f"{_fmt(outcome['geomean_floor_over_c_paying'])}; widest C2/C spread "
         f"{_fmt(outcome['c2_over_c_spread'], '.1%') if outcome['c2_over_c_spread'] is not None else '-'}"
     )
     for target, met in outcome["targets"].items():
@@ -403,6 +413,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "master": spark.sparkContext.master,
         "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
         "view": {VIEW: VIEW_SQL},
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
         "queries": rows,
         **outcome,
     }

@@ -73,7 +73,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     load_before = os.getloadavg()
     spark = make_spark(args.master)
     cal = calibrate(spark)
-    print(f"one unit (a comparison) {cal.unit_s * 1e9:.2f} ns; a row through a Python worker {cal.python_row_s * 1e6:.2f} us")
+    print(
+        f"one unit (a comparison) {cal.unit_s * 1e9:.2f} ns; "
+        f"a row through a Python worker {cal.python_row_s * 1e6:.2f} us"
+    )
     points: list[dict[str, float]] = []
     for loops in [int(x) for x in args.loops.split(",")]:
         seconds = per_call_s(spark, loops, args.rows)

@@ -107,9 +107,7 @@ def _carry_columns(work: Work, skeleton: Node, may_rise: Callable[[Pred], bool])
     return skeleton
 
 
-def _carried_rise(
-    start: Position, parent_of: dict[str, Node]
-) -> tuple[str, Node, dict[str, frozenset[int]]] | None:
+def _carried_rise(start: Position, parent_of: dict[str, Node]) -> tuple[str, Node, dict[str, frozenset[int]]] | None:
     """Where ``start``'s predicate rises past a join when the projections above it carry the columns it reads:
     the highest such node's id, the node rebuilt over the widened operators, and the columns each widened
     operator carries; None when rising needs no carried column, when it passes no join after carrying one, or

@@ -42,8 +42,7 @@ CASES: dict[str, tuple[str, list[str] | None]] = {
         ["s"],
     ),
     "name_taken_above": (
-        f"SELECT x.s, x.a FROM (SELECT a, b AS s FROM t1 WHERE t1.{EXPENSIVE}) x JOIN t3 ON x.a = t3.k "
-        "WHERE t3.v = 1",
+        f"SELECT x.s, x.a FROM (SELECT a, b AS s FROM t1 WHERE t1.{EXPENSIVE}) x JOIN t3 ON x.a = t3.k WHERE t3.v = 1",
         ["s_2"],
     ),
     "alias_column_list": (

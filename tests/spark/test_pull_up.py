@@ -1,9 +1,9 @@
 """Pull-up on Spark: a declared expensive UDF written early (a CTE, a derived table, one that does not select the
-column the UDF reads, an inner join's ON, a temporary view) below a selective join runs, through the runner from Spark's defaults, above the join: read off
-Spark's executed plan (the Python evaluation has the join below it, no join has one below it; the query as
-written is the control, evaluating it under the join), called once per row the join keeps (an accumulator), and
-giving the original's rows, column names, order and types. A join that keeps every row does not pay: the answer
-runs as written."""
+column the UDF reads, an inner join's ON, a temporary view) below a selective join runs, through the runner from
+Spark's defaults, above the join: read off Spark's executed plan (the Python evaluation has the join below it, no
+join has one below it; the query as written is the control, evaluating it under the join), called once per row the
+join keeps (an accumulator), and giving the original's rows, column names, order and types. A join that keeps every
+row does not pay: the answer runs as written."""
 
 from __future__ import annotations
 
