@@ -76,7 +76,7 @@ class Decision(BaseModel):
     carried_columns: list[str] | None = Field(
         default=None,
         description="A pulled_up row at the operator that had projected the predicate's column away: the columns "
-        "it now carries up to the predicate (docs/legality.md, \"Pulling up\").",
+        'it now carries up to the predicate (docs/legality.md, "Pulling up").',
     )
     cost_without: float | None = Field(
         default=None, description="A derived predicate's first entry: plan total without it."
