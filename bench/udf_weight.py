@@ -66,13 +66,14 @@ def per_call_s(spark: Any, loops: int, rows: int) -> float:
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--loops", default="0,25,50,100,200,400")
-    parser.add_argument("--rows", type=int, default=40_000)
+    parser.add_argument("--rows", type=int, default=40_000, help="rows of the UDF's timing")
+    parser.add_argument("--unit-rows", type=int, default=4_000_000, help="rows of the comparison's timing")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
     spark = make_spark(args.master)
-    cal = calibrate(spark)
+    cal = calibrate(spark, rows=args.unit_rows)
     print(
         f"one unit (a comparison) {cal.unit_s * 1e9:.2f} ns; "
         f"a row through a Python worker {cal.python_row_s * 1e6:.2f} us"
@@ -99,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "unit_interval": list(cal.unit_interval),
         "python_row_s": cal.python_row_s,
         "rows": args.rows,
+        "unit_rows": args.unit_rows,
         "points": points,
         "units_per_loop": slope,
         "units_at_zero_loops": intercept,
