@@ -20,6 +20,22 @@ UDF, counted before any aggregate). A query is "pulled up" when D's executed pla
 and nowhere below one. Queries ``pNN`` are written so that pulling up pays; ``nNN`` so that it does not (the join
 keeps every row, or the dimension filter keeps nearly all).
 
+``F`` (floor, informational): the ``joined`` count itself, the same scans and joins with no UDF at all, median
+of ``--runs``: no placement of the UDF beats it, so F/C bounds what D/C can reach. D pays on top of it what any
+query with a Python UDF pays whatever its calls (the Python worker, the BatchEvalPython stage outside whole-stage
+code generation) and the runner's own work per run (analysis of the original and the answer, view inlining,
+UDF detection: 0.2-0.8 s on a loaded machine).
+
+The UDF's weight. The service is told cost 5000 units a call, a comparison being 1; ``--udf-loops`` sets what a
+call really costs. bench/udf_weight.py measures both on local Spark: one unit with
+``pushdown_client.calibration.calibrate`` (a comparison filter over ``spark.range``, priced 3 units a row), a
+call as the slope of a count filtered by the UDF over 49-character strings. At a load average of about 20 (a
+shared 2-core machine) three calibrations put the declared 5000 units at 115 loops (a 16M-row unit, the steadiest:
+9.4 ns a unit, 48 us a call at 100 loops) and at 187 and 570 loops (4M-row units of 23 and 39 ns, mostly job
+overhead); at 50 loops a call was 700-1400 units, a quarter of what is declared. So the workload's results are
+reported at 50 loops (bench/results/pullup_workload.json) and at 120, the UDF about as costly as declared
+(bench/results/pullup_workload_loops120.json).
+
 Targets (issue "place every predicate where it costs least"): geometric mean D/C over the paying queries <= 0.3,
 calls D == joined rows on each; the no-pay queries' D/C within the C2/C noise.
 
