@@ -89,10 +89,11 @@ def _maps(skeleton: Node) -> tuple[dict[str, Node], dict[str, Node]]:
 def _carry_columns(work: Work, skeleton: Node, may_rise: Callable[[Pred], bool]) -> Node:
     """The skeleton widened wherever a predicate can rise past a join only by carrying up a column the query
     projects away (``costmodel.carry``); the cost model learns which operators carry which columns."""
+    maps: tuple[dict[str, Node], dict[str, Node]] | None = None  # made again only after the skeleton changed
     for pred in work.preds:
         if not may_rise(pred) or pred.origin is None:
             continue
-        by_id, parent_of = _maps(skeleton)
+        by_id, parent_of = maps = maps or _maps(skeleton)
         node_id, kind, form = pred.origin
         if node_id not in by_id:
             continue
@@ -100,7 +101,7 @@ def _carry_columns(work: Work, skeleton: Node, may_rise: Callable[[Pred], bool])
         if found is None:
             continue
         top_id, top, carried = found
-        skeleton = replace_node(skeleton, top_id, top)
+        skeleton, maps = replace_node(skeleton, top_id, top), None
         for widened_id, cids in carried.items():
             work.model.carried[widened_id] = work.model.carried.get(widened_id, frozenset()) | cids
     work.skeleton = skeleton
