@@ -34,7 +34,8 @@ shared 2-core machine) three calibrations put the declared 5000 units at 115 loo
 9.4 ns a unit, 48 us a call at 100 loops) and at 187 and 570 loops (4M-row units of 23 and 39 ns, mostly job
 overhead); at 50 loops a call was 700-1400 units, a quarter of what is declared. So the workload's results are
 reported at 50 loops (bench/results/pullup_workload.json) and at 120, the UDF about as costly as declared
-(bench/results/pullup_workload_loops120.json).
+(bench/results/pullup_workload_loops120.json); at sf0.1 likewise (pullup_workload_sf0.1.json,
+pullup_workload_sf0.1_loops120.json).
 
 Targets (issue "place every predicate where it costs least"): geometric mean D/C over the paying queries <= 0.3,
 calls D == joined rows on each; the no-pay queries' D/C within the C2/C noise.
