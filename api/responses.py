@@ -58,7 +58,7 @@ class Decision(BaseModel):
 
     predicate: str
     operator: str = Field(description="Node id.")
-    action: Literal["pushed", "kept", "blocked"]
+    action: Literal["pushed", "kept", "blocked", "pulled_up"]
     reason: str
     p: float | None = None
     r: float | None = None
@@ -73,6 +73,11 @@ class Decision(BaseModel):
     )
     cost_if_kept: float | None = Field(default=None, description="Plan total with the predicate above the operator.")
     cost_if_pushed: float | None = Field(default=None, description="Best plan total with it below the operator.")
+    carried_columns: list[str] | None = Field(
+        default=None,
+        description="A pulled_up row at the operator that had projected the predicate's column away: the columns "
+        'it now carries up to the predicate (docs/legality.md, "Pulling up").',
+    )
     cost_without: float | None = Field(
         default=None, description="A derived predicate's first entry: plan total without it."
     )

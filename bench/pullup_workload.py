@@ -20,6 +20,23 @@ UDF, counted before any aggregate). A query is "pulled up" when D's executed pla
 and nowhere below one. Queries ``pNN`` are written so that pulling up pays; ``nNN`` so that it does not (the join
 keeps every row, or the dimension filter keeps nearly all).
 
+``F`` (floor, informational): the ``joined`` count itself, the same scans and joins with no UDF at all, median
+of ``--runs``: no placement of the UDF beats it, so F/C bounds what D/C can reach. D pays on top of it what any
+query with a Python UDF pays whatever its calls (the Python worker, the BatchEvalPython stage outside whole-stage
+code generation) and the runner's own work per run (analysis of the original and the answer, view inlining,
+UDF detection: 0.2-0.8 s on a loaded machine).
+
+The UDF's weight. The service is told cost 5000 units a call, a comparison being 1; ``--udf-loops`` sets what a
+call really costs. bench/udf_weight.py measures both on local Spark: one unit with
+``pushdown_client.calibration.calibrate`` (a comparison filter over ``spark.range``, priced 3 units a row), a
+call as the slope of a count filtered by the UDF over 49-character strings. At a load average of about 20 (a
+shared 2-core machine) three calibrations put the declared 5000 units at 115 loops (a 16M-row unit, the steadiest:
+9.4 ns a unit, 48 us a call at 100 loops) and at 187 and 570 loops (4M-row units of 23 and 39 ns, mostly job
+overhead); at 50 loops a call was 700-1400 units, a quarter of what is declared. So the workload's results are
+reported at 50 loops (bench/results/pullup_workload.json) and at 120, the UDF about as costly as declared
+(bench/results/pullup_workload_loops120.json); at sf0.1 likewise (pullup_workload_sf0.1.json,
+pullup_workload_sf0.1_loops120.json).
+
 Targets (issue "place every predicate where it costs least"): geometric mean D/C over the paying queries <= 0.3,
 calls D == joined rows on each; the no-pay queries' D/C within the C2/C noise.
 
@@ -32,6 +49,8 @@ import argparse
 import copy
 import json
 import math
+import os
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -44,7 +63,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.spark_e2e import CATALOG, DATA, TABLES, AnswerCache, ensure_data, geomean, make_spark, ratio, runner  # noqa: E402
-from bench.spark_measure import Measured, compare_results  # noqa: E402
+from bench.spark_measure import Measured, compare_results, timed_noop  # noqa: E402
 from bench.spark_workload import make_check  # noqa: E402
 
 if TYPE_CHECKING:
@@ -259,14 +278,14 @@ def measure_query(
     runs: int,
     timeout: float,
 ) -> dict[str, Any]:
-    answer = cache.optimize(
-        q.sql, catalog=catalog, functions=FUNCTIONS, options={"mode": "cost"}, context=None, dialect="spark"
-    )
+    build = runner(cache, q.sql, catalog, FUNCTIONS)
+    # the answer the runner runs: what a user's run_sql sends (temporary views inlined, UDFs detected)
+    answer = build(spark).answer
     target = answer.get("spark", {})
     m = {
         "C": Measured(q.sql, True),
         "C2": Measured(q.sql, True),
-        "D": Measured(target.get("sql", q.sql), True, runner(cache, q.sql, catalog, FUNCTIONS)),
+        "D": Measured(target.get("sql", q.sql), True, build),
     }
     counted = {k: calls.during(lambda v=v: v.warm_up(spark, timeout, udf_placement)) for k, v in m.items()}
     for round_ in range(runs):
@@ -275,6 +294,8 @@ def measure_query(
             m[k].run(spark, timeout)
     same, note = compare_results(m)
     joined = spark.sql(q.joined).first()[0]
+    # the same scans and joins with no UDF at all: what no placement of the UDF can beat (where D's time goes)
+    floor = statistics.median(timed_noop(spark, q.joined, timeout) for _ in range(max(runs, 1)))
     d_evals = m["D"].plan.get("udf_evals", [])
     pulled = bool(d_evals) and all(e == "above" for e in d_evals)
     udf_decisions = [
@@ -289,6 +310,8 @@ def measure_query(
         **{k: m[k].as_json() for k in CONFIGS},
         "d_over_c": ratio(m["D"].median, m["C"].median),
         "c2_over_c": ratio(m["C2"].median, m["C"].median),
+        "floor_s": round(floor, 4),
+        "floor_over_c": ratio(floor, m["C"].median),
         "calls_c": counted["C"],
         "calls_d": counted["D"],
         "joined_rows": joined,
@@ -318,6 +341,7 @@ def summarize(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {
         "geomean_d_over_c_paying": geo,
         "geomean_d_over_c_pulled_up": geomean(r["d_over_c"] for r in pulled.values()),
+        "geomean_floor_over_c_paying": geomean(r["floor_over_c"] for r in paying.values()),
         "paying": len(paying),
         "pulled_up": sorted(pulled),
         "not_pulled_up": sorted(set(paying) - set(pulled)),
@@ -366,16 +390,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"call, declared cost {FUNCTIONS[UDF]['cost']}; median of {args.runs} runs (seconds)\n"
     )
     print(
-        f"{'query':28} {'form':44} {'C':>7} {'D':>7} {'D/C':>6} {'C2/C':>6} {'calls C':>8} {'calls D':>8} "
-        f"{'joined':>7}  up"
+        f"{'query':28} {'form':44} {'C':>7} {'D':>7} {'D/C':>6} {'C2/C':>6} {'F/C':>6} {'calls C':>8} "
+        f"{'calls D':>8} {'joined':>7}  up"
     )
     started = time.perf_counter()
+    load_before = os.getloadavg()
     rows: dict[str, dict[str, Any]] = {}
     for q in chosen:
         r = rows[q.name] = measure_query(spark, cache, calls, q, catalog, args.runs, args.timeout)
         print(
             f"{q.name:28} {q.form[:44]:44} {_fmt(r['C']['median_s']):>7} {_fmt(r['D']['median_s']):>7} "
-            f"{_fmt(r['d_over_c']):>6} {_fmt(r['c2_over_c']):>6} {r['calls_c']:>8} {r['calls_d']:>8} "
+            f"{_fmt(r['d_over_c']):>6} {_fmt(r['c2_over_c']):>6} {_fmt(r['floor_over_c']):>6} {r['calls_c']:>8} "
+            f"{r['calls_d']:>8} "
             f"{r['joined_rows']:>7}  {'yes' if r['pulled_up'] else 'no'}",
             flush=True,
         )
@@ -388,7 +414,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     outcome = summarize(rows)
     print(
         f"\ngeomean D/C over {outcome['paying']} paying queries {_fmt(outcome['geomean_d_over_c_paying'])}; over the "
-        f"{len(outcome['pulled_up'])} pulled up {_fmt(outcome['geomean_d_over_c_pulled_up'])}; widest C2/C spread "
+        f"{len(outcome['pulled_up'])} pulled up {_fmt(outcome['geomean_d_over_c_pulled_up'])}; floor (no UDF) over C "
+        f"{_fmt(outcome['geomean_floor_over_c_paying'])}; widest C2/C spread "
         f"{_fmt(outcome['c2_over_c_spread'], '.1%') if outcome['c2_over_c_spread'] is not None else '-'}"
     )
     for target, met in outcome["targets"].items():
@@ -403,6 +430,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "master": spark.sparkContext.master,
         "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
         "view": {VIEW: VIEW_SQL},
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
         "queries": rows,
         **outcome,
     }

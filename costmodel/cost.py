@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Final
 
+from costmodel.carry import CHARGED, carried_path
 from costmodel.catalog import Catalog
 from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
 from costmodel.estimate_live import without
@@ -125,6 +126,8 @@ class CostModel:
         self.work = 0
         #: per node id, the columns whose NDV nothing above reads (``costmodel.estimate_live``; ``drop_unread``)
         self._drops: dict[str, frozenset[int]] = {}
+        #: per operator id, the columns it carries up for a predicate raised above it (``costmodel.carry``)
+        self.carried: dict[str, frozenset[int]] = {}
         #: nodes estimated before ``drop_unread``: estimated again without counting their work twice
         self._counted: dict[int, Node] = {}
         self._recount = False
@@ -164,6 +167,24 @@ class CostModel:
     def table(self, plan: Node) -> list[NodeCost]:
         """The per-node cost table, in plan pre-order."""
         return [self._est(node).cost for node in walk_plan(plan)]
+
+    def carry_cost(self, reader: Node, reads: Expr) -> float:
+        """What carrying the columns ``reads`` reads up to ``reader`` costs: per carried column, its per-row cost
+        (``carried_column``) on the rows each join or sort below ``reader`` passes on with it; 0 when ``reader``
+        stands where nothing had to carry them."""
+        if not self.carried:
+            return 0.0
+        every = frozenset().union(*self.carried.values())
+        cids = column_ids(reads) & every
+        if not cids:
+            return 0.0
+        per_row = self.options.k("carried_column")
+        total = 0.0
+        for cid in cids:
+            for op, kid in carried_path(reader, cid, self.carried) or ():
+                if isinstance(op, CHARGED):
+                    total += per_row * self._est(kid).cost.rows_out
+        return total
 
     def row_estimate(self, node: Node) -> RowEstimate:
         """``node``'s rows, NDVs and cost row (estimated once per node object)."""

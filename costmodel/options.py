@@ -12,6 +12,11 @@ from costmodel.strict import check_keys, unknown_key_error
 
 Mode = Literal["cost", "always", "never"]
 
+#: Per-row cost of carrying one more column through a join or a sort, for a predicate raised above the
+#: projection that dropped it (``costmodel.carry``): a wider row to hash, shuffle or broadcast, about what a
+#: plain comparison costs (a join's own k is 4).
+CARRIED_COLUMN_K: Final = 1.0
+
 #: Per-row cost of reading a row through an index: a random access costs more than a row of a
 #: sequential scan. Not an operator kind of its own: a scan reads through an index (costmodel.scan_access).
 INDEX_LOOKUP_K: Final = 2.0
@@ -24,6 +29,7 @@ def default_operator_costs() -> dict[str, float]:
     """
     costs = {kind.name: kind.default_k for kind in all_kinds()}
     costs["index_lookup"] = INDEX_LOOKUP_K
+    costs["carried_column"] = CARRIED_COLUMN_K
     return costs
 
 

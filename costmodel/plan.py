@@ -93,6 +93,25 @@ def map_expressions(node: Node, fn: Callable[[Expr], Expr]) -> Node:
             assert_never(node)
 
 
+def replace_node(root: Node, node_id: str, new: Node) -> Node:
+    """``root`` with the node ``node_id`` replaced by ``new``: only the path above it is rebuilt (no recursion)."""
+    path: list[Node] = []  # root down to the node, found depth first
+    stack: list[tuple[Node, int]] = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node.id == node_id:
+            break
+        stack.extend((kid, depth + 1) for kid in reversed(children(node)))
+    else:
+        return root
+    built = new
+    for parent, old in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+        built = with_children(parent, [built if kid is old else kid for kid in children(parent)])
+    return built
+
+
 def walk_plan(node: Node) -> Iterator[Node]:
     """Pre-order, iterative."""
     stack = [node]

@@ -39,7 +39,8 @@ def _write(node: Filter, namer: Namer, write_child: Any) -> dict[str, Any]:
 def _estimate(model: CostModel, node: Filter, kids: list[RowEstimate], inputs: tuple[float, ...]) -> RowEstimate:
     ndv = dict(kids[0].ndv)
     out, k = model.apply(inputs[0], ndv, conjuncts(node.predicate))
-    return model.make(node, inputs, out, k, ndv, 0.0, (kids[0].base_rows, kids[0].base_ndv))
+    carry = model.carry_cost(node.input, node.predicate)  # columns carried up for a raised predicate
+    return model.make(node, inputs, out, k, ndv, carry, (kids[0].base_rows, kids[0].base_ndv))
 
 
 def _expressions(node: Filter) -> list[Expr]:

@@ -17,13 +17,19 @@ What the symmetry does not cover is errors: rows a predicate used to remove
 reach the operators it rises past, so it never rises past one holding an
 expression that can raise, and nothing rises in a plan where some predicate
 can raise (it may be guarded by the one that would rise).
+
+A predicate whose columns a projection above it drops may still rise past a
+join: the projections between are widened to carry those columns up
+(``costmodel.carry``), provided the operator above its highest position drops
+them again, and the cost model charges the wider rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute
+from costmodel.carry import PASSED, WIDENED, widen
+from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute, walk
 from costmodel.expr_raise import can_raise
 from costmodel.legality import cross
 from costmodel.passes.work import Work
@@ -37,8 +43,11 @@ from costmodel.plan import (
     SetOp,
     children,
     node_expressions,
+    output_cids,
     output_fields,
+    replace_node,
     walk_plan,
+    with_children,
 )
 from costmodel.positions import ABOVE, ON, Position, Pred, build_region, iter_region
 from costmodel.rules import Blocked
@@ -51,21 +60,109 @@ def legality(work: Work) -> None:
 def _rebind(work: Work, skeleton: Node) -> None:
     """Point every predicate's root at the skeleton's current nodes (raised where it pays to look) and rebuild its
     region."""
+    may_rise = _may_rise(work)
+    for pred in work.preds:
+        if pred.origin is None:
+            pred.origin = (pred.root.node.id, pred.root.kind, pred.root.form)
+    skeleton = _carry_columns(work, skeleton, may_rise)
+    by_id, parent_of = _maps(skeleton)
+    for pred in work.preds:
+        assert pred.origin is not None
+        node_id, kind, form = pred.origin
+        start = Position(by_id[node_id], kind, form)
+        top = _raised(start, parent_of) if may_rise(pred) and _reducer_above(start.node, parent_of) else start
+        pred.root = build_region(top, work.options.scan_pushdown, pred.stop_at)
+        pred.written = None if top is start else _written(pred.root, start)
+
+
+def _maps(skeleton: Node) -> tuple[dict[str, Node], dict[str, Node]]:
+    """Every node of ``skeleton`` by id, and every node's parent by the node's id."""
     by_id: dict[str, Node] = {}
     parent_of: dict[str, Node] = {}
     for node in walk_plan(skeleton):
         by_id[node.id] = node
         for kid in children(node):
             parent_of[kid.id] = node
-    may_rise = _may_rise(work)
+    return by_id, parent_of
+
+
+def _carry_columns(work: Work, skeleton: Node, may_rise: Callable[[Pred], bool]) -> Node:
+    """The skeleton widened wherever a predicate can rise past a join only by carrying up a column the query
+    projects away (``costmodel.carry``); the cost model learns which operators carry which columns."""
+    maps: tuple[dict[str, Node], dict[str, Node]] | None = None  # made again only after the skeleton changed
     for pred in work.preds:
-        if pred.origin is None:
-            pred.origin = (pred.root.node.id, pred.root.kind, pred.root.form)
+        if not may_rise(pred) or pred.origin is None:
+            continue
+        by_id, parent_of = maps = maps or _maps(skeleton)
         node_id, kind, form = pred.origin
-        start = Position(by_id[node_id], kind, form)
-        top = _raised(start, parent_of) if may_rise(pred) and _reducer_above(start.node, parent_of) else start
-        pred.root = build_region(top, work.options.scan_pushdown, pred.stop_at)
-        pred.written = None if top is start else _written(pred.root, start)
+        if node_id not in by_id:
+            continue
+        found = _carried_rise(Position(by_id[node_id], kind, form), parent_of)
+        if found is None:
+            continue
+        top_id, top, carried = found
+        skeleton, maps = replace_node(skeleton, top_id, top), None
+        for widened_id, cids in carried.items():
+            work.model.carried[widened_id] = work.model.carried.get(widened_id, frozenset()) | cids
+    work.skeleton = skeleton
+    return skeleton
+
+
+def _carried_rise(start: Position, parent_of: dict[str, Node]) -> tuple[str, Node, dict[str, frozenset[int]]] | None:
+    """Where ``start``'s predicate rises past a join when the projections above it carry the columns it reads:
+    the highest such node's id, the node rebuilt over the widened operators, and the columns each widened
+    operator carries; None when rising needs no carried column, when it passes no join after carrying one, or
+    when the carried column would reach an operator that does not name its columns (the query's output, a
+    DISTINCT, a set operation) instead of a projection or an aggregate that drops it again."""
+    node, form = start.node, start.form
+    if start.kind == ON and not (isinstance(node, Join) and node.type in ("inner", "cross")):
+        return None
+    current: Node = node
+    carried: dict[str, frozenset[int]] = {}
+    best: tuple[str, Node, dict[str, frozenset[int]]] | None = None
+    while (parent := parent_of.get(node.id)) is not None:
+        if any(can_raise(expr) for expr in node_expressions(parent)):
+            break
+        if carried and not isinstance(parent, WIDENED + PASSED):
+            break
+        candidate = with_children(parent, [current if kid.id == node.id else kid for kid in children(parent)])
+        missing = column_ids(form) - output_cids(candidate)
+        if missing:
+            have = [f for f in output_fields(current) if f.cid in missing]
+            spelled = {e.cid: e for e in walk(form) if isinstance(e, Column) and e.cid in missing}
+            widened = widen(candidate, have, spelled) if len(have) == len(missing) else None
+            if widened is None:
+                break
+            candidate = widened
+        up = _form_above(form, candidate)
+        if up is None:
+            break
+        outcome = cross(up, candidate)
+        if isinstance(outcome, Blocked) or len(outcome) != 1:
+            break
+        (crossing,) = outcome
+        if children(candidate)[crossing.index] is not current or _unspelled(crossing.form) != _unspelled(form):
+            break
+        if missing:
+            carried[parent.id] = frozenset(missing)
+        node, current, form = parent, candidate, up
+        if carried and isinstance(parent, Join):
+            best = (node.id, current, dict(carried))
+    if best is None or not _dropped_above(best[0], parent_of):
+        return None
+    return best
+
+
+def _dropped_above(node_id: str, parent_of: dict[str, Node]) -> bool:
+    """Whether the columns ``node_id`` emits pass only operators that keep them as they are until a projection
+    or an aggregate names the columns it keeps."""
+    while (parent := parent_of.get(node_id)) is not None:
+        if isinstance(parent, (Project, Aggregate)):
+            return True
+        if not isinstance(parent, PASSED):
+            return False
+        node_id = parent.id
+    return False
 
 
 def _may_rise(work: Work) -> Callable[[Pred], bool]:

@@ -15,29 +15,10 @@ from dataclasses import replace
 from costmodel.deadline import check_deadline
 from costmodel.passes.legality import legality
 from costmodel.passes.work import Work
-from costmodel.plan import Join, Node, children, with_children
+from costmodel.plan import Join, replace_node
 from costmodel.positions import ABOVE, iter_region
 from costmodel.render import to_sql
 from costmodel.rules.outer_to_inner import simplify_outer_join
-
-
-def _replace_node(root: Node, node_id: str, new: Node) -> Node:
-    """``root`` with the node ``node_id`` replaced by ``new``: only the path above it is rebuilt (no recursion)."""
-    path: list[Node] = []  # root down to the node, found depth first
-    stack: list[tuple[Node, int]] = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        del path[depth:]
-        path.append(node)
-        if node.id == node_id:
-            break
-        stack.extend((kid, depth + 1) for kid in reversed(children(node)))
-    else:
-        return root
-    built = new
-    for parent, old in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
-        built = with_children(parent, [built if kid is old else kid for kid in children(parent)])
-    return built
 
 
 def outer_joins(work: Work) -> None:
@@ -69,6 +50,6 @@ def outer_joins(work: Work) -> None:
                 "detail": f"{to_sql(form)} is never true on the rows the {join.type} join pads with NULLs",
             }
         )
-        skeleton = _replace_node(skeleton, join.id, replace(join, type=new_type))
+        skeleton = replace_node(skeleton, join.id, replace(join, type=new_type))
         work.skeleton = skeleton
         legality(work)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from costmodel.cost import CostModel, NodeCost
+from costmodel.expr import column_ids
 from costmodel.kinds.registry import kind_of
 from costmodel.options import Options
 from costmodel.passes.work import Work
-from costmodel.plan import Filter, Join
+from costmodel.plan import Filter, Join, output_fields
 from costmodel.positions import ON, SCAN, Position, Pred
 from costmodel.reasons import Reason
 from costmodel.render import to_sql
@@ -218,15 +219,11 @@ class Reporter:
             numbers = self.numbers(pos, pos.entered_child() if isinstance(pos.node, Join) else None, final=True)
             holds = numbers.get("lhs", 0) > numbers.get("rhs", 0) + 1e-12
             reason = Reason.BENEFICIAL if holds else Reason.LOWER_TOTAL_COST
-            rows.append(
-                {
-                    "predicate": text,
-                    "operator": pos.node.id,
-                    "action": "pulled_up",
-                    "reason": reason,
-                    **numbers,
-                }
-            )
+            row = {"predicate": text, "operator": pos.node.id, "action": "pulled_up", "reason": reason, **numbers}
+            carried = self.model.carried.get(pos.node.id, frozenset()) & column_ids(pred.form)
+            if carried:  # the query projects the column away here: it is carried up (costmodel.carry)
+                row["carried_columns"] = sorted(f.name for f in output_fields(pos.node) if f.cid in carried)
+            rows.append(row)
         return rows
 
 

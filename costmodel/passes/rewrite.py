@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
 
+from costmodel.carry import narrow_unread
 from costmodel.conjunct_order import order_conjuncts
 from costmodel.materialize import Placements, placements_of
 from costmodel.passes.work import Work
@@ -46,7 +47,7 @@ def built_plan(
 ) -> Node:
     """The plan ``placements`` describe over the skeleton, with scan-level access (pruning, indexes) applied when
     scan pushdown is on: the rewrite's plan, and the one the rule-based baseline costs."""
-    root = work.materializer().build(placements, filter_ids).root
+    root = narrow_unread(work.materializer().build(placements, filter_ids).root, work.model.carried)
     return access.apply(root) if work.options.scan_pushdown else root
 
 

@@ -1,9 +1,9 @@
-"""Pull-up on Spark: a declared expensive UDF written early (a CTE, a derived table, an inner join's ON, a
-temporary view) below a selective join runs, through the runner from Spark's defaults, above the join: read off
-Spark's executed plan (the Python evaluation has the join below it, no join has one below it; the query as
-written is the control, evaluating it under the join), called once per row the join keeps (an accumulator), and
-giving the original's rows, column names, order and types. A join that keeps every row does not pay: the answer
-runs as written."""
+"""Pull-up on Spark: a declared expensive UDF written early (a CTE, a derived table, one that does not select the
+column the UDF reads, an inner join's ON, a temporary view) below a selective join runs, through the runner from
+Spark's defaults, above the join: read off Spark's executed plan (the Python evaluation has the join below it, no
+join has one below it; the query as written is the control, evaluating it under the join), called once per row the
+join keeps (an accumulator), and giving the original's rows, column names, order and types. A join that keeps every
+row does not pay: the answer runs as written."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ FORMS = {
     "derived_table": (
         "SELECT o.o_id AS id, o.o_comment, c.c_name, o.o_totalprice * 2 FROM "
         f"(SELECT * FROM orders WHERE expensive_check(o_comment)) o {JOIN} WHERE {SELECTIVE}"
+    ),
+    "derived_table_projects_the_column_away": (
+        "SELECT o.o_id, o.o_totalprice, c.c_name FROM (SELECT o_id, o_custkey, o_totalprice FROM orders "
+        f"WHERE expensive_check(o_comment)) o {JOIN} WHERE {SELECTIVE}"
     ),
     "join_on": (
         "SELECT o.o_id, o.o_totalprice, c.c_name FROM orders o JOIN customer c "
