@@ -3,6 +3,7 @@ join's ON, DataFrame-style nesting) over a TPC-H star, below a selective join, a
 the answer.
 
     python bench/pullup_workload.py [--scale 0.1] [--runs 3] [--queries p01,n02] [--udf-loops 50]
+                                    [--form sql|dataframe|both]
 
 TPC-H at ``--scale`` comes from bench/spark_e2e.py's generation (tpchgen-cli, ``bench/.data/tpch-sf<scale>/``);
 the service gets the TPC-H catalog with row counts and key statistics scaled to it. ``expensive_check`` (about
@@ -40,7 +41,15 @@ pullup_workload_sf0.1_loops120.json).
 Targets (issue "place every predicate where it costs least"): geometric mean D/C over the paying queries <= 0.3,
 calls D == joined rows on each; the no-pay queries' D/C within the C2/C noise.
 
-Writes bench/results/pullup_workload.json (or ``--output``).
+``--form dataframe`` (or ``both``, the SQL form first): the same queries written with the DataFrame API
+(bench/pullup_dataframes.py: ``spark.table``, the filter early with an ``F.udf`` never registered by name,
+``.join``, ``.groupBy().agg``), the UDF declared to the service by its object with the same cost. C is the
+DataFrame as written (a fresh one per run) into the ``noop`` sink, C2 again, D the DataFrame
+``pushdown_client.dataframe.run_dataframe`` returns (built per run, the answer asked once per query, as the SQL
+form's runner); rows compared with C's. ``joined`` and the floor F are the SQL form's (the same scans and joins).
+
+Writes bench/results/pullup_workload.json (or ``--output``); the DataFrame form
+bench/results/pullup_workload_dataframe.json (or ``--dataframe-output``).
 """
 
 from __future__ import annotations
@@ -53,10 +62,11 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -65,11 +75,15 @@ if str(ROOT) not in sys.path:
 from bench.spark_e2e import CATALOG, DATA, TABLES, AnswerCache, ensure_data, geomean, make_spark, ratio, runner  # noqa: E402
 from bench.spark_measure import Measured, compare_results, timed_noop  # noqa: E402
 from bench.spark_workload import make_check  # noqa: E402
+from pushdown_client.dataframe import DataFrameRun, run_dataframe  # noqa: E402
+from pushdown_client.spark_runner import SparkRun  # noqa: E402
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 RESULTS = ROOT / "bench" / "results" / "pullup_workload.json"
+RESULTS_DATAFRAME = ROOT / "bench" / "results" / "pullup_workload_dataframe.json"
+FORMS = ("sql", "dataframe")
 UDF = "expensive_check"
 FUNCTIONS = {UDF: {"cost": 5000}}
 CONFIGS = ("C", "C2", "D")
@@ -215,19 +229,24 @@ def scaled_catalog(scale: float) -> dict[str, Any]:
 
 
 class Calls:
-    """``expensive_check`` on the session, its calls counted in an accumulator."""
+    """``expensive_check`` on the session, its calls counted in an accumulator: registered by name for the SQL
+    form, and as ``dataframe_udf``, an ``F.udf`` of the same function never registered, for the DataFrame form."""
 
     def __init__(self, spark: SparkSession, loops: int) -> None:
+        from pyspark.sql import functions as F
         from pyspark.sql.types import BooleanType
 
         self.acc = spark.sparkContext.accumulator(0)
         acc, check = self.acc, make_check(loops)
 
-        def counted(text: str | None) -> bool | None:
+        def expensive_check(text: str | None) -> bool | None:
             acc.add(1)
             return check(text)
 
-        spark.udf.register(UDF, counted, BooleanType())
+        spark.udf.register(UDF, expensive_check, BooleanType())
+        with warnings.catch_warnings():  # PySpark 4 tries the type hints for an Arrow UDF first, and says so
+            warnings.simplefilter("ignore", UserWarning)
+            self.dataframe_udf = F.udf(expensive_check, BooleanType())
 
     def during(self, action: Any) -> int:
         start = self.acc.value
@@ -287,6 +306,62 @@ def measure_query(
         "C2": Measured(q.sql, True),
         "D": Measured(target.get("sql", q.sql), True, build),
     }
+    return {"sql": q.sql, **_measured(spark, calls, q, m, answer, runs, timeout)}
+
+
+class DataFrameAnswers(AnswerCache):
+    """The ``AnswerCache`` for ``run_dataframe``, which asks with ``detail="full"`` itself: one answer per plan."""
+
+    def optimize(self, sql: str | None = None, **kwargs: Any) -> Any:
+        kwargs.pop("detail", None)
+        return super().optimize(sql, **kwargs)
+
+
+def measure_dataframe_query(
+    spark: SparkSession,
+    cache: DataFrameAnswers,
+    calls: Calls,
+    q: PullupQuery,
+    make: Callable[[], DataFrame],
+    catalog: dict[str, Any],
+    runs: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """``q`` in DataFrame form: C the DataFrame ``make`` builds, as written; D what ``run_dataframe`` returns."""
+    functions = {calls.dataframe_udf: FUNCTIONS[UDF]}
+
+    def as_written(spark: SparkSession) -> SparkRun:
+        return SparkRun(spark, cast("Any", {}), make())
+
+    def optimized(spark: SparkSession) -> DataFrameRun:
+        return run_dataframe(make(), client=cache, functions=functions, catalog=catalog, options={"mode": "cost"})  # type: ignore[arg-type]
+
+    first = optimized(spark)
+    asked = len(cache.answers)
+    m = {"C": Measured(q.name, True, as_written), "C2": Measured(q.name, True, as_written)}
+    m["D"] = Measured(first.answer.get("spark", {}).get("sql", q.name), True, optimized)
+    row = _measured(spark, calls, q, m, first.answer, runs, timeout)
+    return {
+        "sql_form": q.sql,
+        **row,
+        "as_written": first.as_written,
+        "fallback": first.fallback,
+        "leaves": [leaf.label for leaf in first.translation.leaves] if first.translation else [],
+        "answers_asked_again": len(cache.answers) - asked,  # 0: every D run built the same plan, one answer
+    }
+
+
+def _measured(
+    spark: SparkSession,
+    calls: Calls,
+    q: PullupQuery,
+    m: dict[str, Measured],
+    answer: Any,
+    runs: int,
+    timeout: float,
+) -> dict[str, Any]:
+    """Warm up, time ``runs`` rounds round-robin, compare rows, count calls and joined rows, place the UDF."""
+    target = answer.get("spark", {})
     counted = {k: calls.during(lambda v=v: v.warm_up(spark, timeout, udf_placement)) for k, v in m.items()}
     for round_ in range(runs):
         shift = round_ % len(CONFIGS)
@@ -306,7 +381,6 @@ def measure_query(
     return {
         "form": q.form,
         "pays": q.pays,
-        "sql": q.sql,
         **{k: m[k].as_json() for k in CONFIGS},
         "d_over_c": ratio(m["D"].median, m["C"].median),
         "c2_over_c": ratio(m["C2"].median, m["C"].median),
@@ -368,11 +442,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--udf-loops", type=int, default=50, help="work per UDF call")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--form", choices=(*FORMS, "both"), default="sql", help="the queries as SQL, as DataFrames")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--dataframe-output", type=Path, default=RESULTS_DATAFRAME)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """The chosen form's result (``both``: the DataFrame form's, with the SQL form's figures ``beside_sql``)."""
     args = parse_args(argv)
     wanted = [w.strip() for w in args.queries.split(",") if w.strip()]
     chosen = [q for q in QUERIES if not wanted or any(q.name.startswith(w) for w in wanted)]
@@ -383,9 +460,41 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     calls = Calls(spark, args.udf_loops)
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {VIEW} AS {VIEW_SQL}")
     catalog = scaled_catalog(args.scale)
-    cache = AnswerCache()
+    forms = FORMS if args.form == "both" else (args.form,)
+    results = {form: run_form(spark, calls, form, chosen, catalog, args) for form in forms}
+    result = results[forms[-1]]
+    if len(results) > 1:
+        sql = results["sql"]
+        result["beside_sql"] = {
+            "d_over_c": {k: r["d_over_c"] for k, r in sql["queries"].items()},
+            **{k: sql[k] for k in ("geomean_d_over_c_paying", "pulled_up", "calls_d_equal_joined", "mismatches")},
+        }
+        args.dataframe_output.write_text(json.dumps(result, indent=2, default=str))
+        print("\nD/C per query, SQL form and DataFrame form")
+        for name, r in result["queries"].items():
+            print(f"  {name:28} {_fmt(sql['queries'][name]['d_over_c']):>6} {_fmt(r['d_over_c']):>6}")
+    return result
+
+
+def run_form(
+    spark: SparkSession,
+    calls: Calls,
+    form: str,
+    chosen: list[PullupQuery],
+    catalog: dict[str, Any],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """Measure ``chosen`` in one form (``sql`` or ``dataframe``), print the table, write the form's results."""
+    from bench.pullup_dataframes import DATAFRAME_VIEW, builders, create_view
+
+    dataframe = form == "dataframe"
+    if dataframe:
+        create_view(spark, calls.dataframe_udf)
+        makers = builders(spark, calls.dataframe_udf)
+    output = args.dataframe_output if dataframe else args.output
     print(
-        f"TPC-H sf{args.scale:g}; Spark {spark.version} {spark.sparkContext.master}, "
+        f"{'DataFrame' if dataframe else 'SQL'} form. TPC-H sf{args.scale:g}; Spark {spark.version} "
+        f"{spark.sparkContext.master}, "
         f"{spark.conf.get('spark.sql.shuffle.partitions')} shuffle partitions; {UDF}: {args.udf_loops} loops per "
         f"call, declared cost {FUNCTIONS[UDF]['cost']}; median of {args.runs} runs (seconds)\n"
     )
@@ -396,8 +505,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     load_before = os.getloadavg()
     rows: dict[str, dict[str, Any]] = {}
+    cache = DataFrameAnswers() if dataframe else AnswerCache()
     for q in chosen:
-        r = rows[q.name] = measure_query(spark, cache, calls, q, catalog, args.runs, args.timeout)
+        if dataframe:
+            assert isinstance(cache, DataFrameAnswers)
+            r = measure_dataframe_query(spark, cache, calls, q, makers[q.name], catalog, args.runs, args.timeout)
+        else:
+            r = measure_query(spark, cache, calls, q, catalog, args.runs, args.timeout)
+        rows[q.name] = r
         print(
             f"{q.name:28} {q.form[:44]:44} {_fmt(r['C']['median_s']):>7} {_fmt(r['D']['median_s']):>7} "
             f"{_fmt(r['d_over_c']):>6} {_fmt(r['c2_over_c']):>6} {_fmt(r['floor_over_c']):>6} {r['calls_c']:>8} "
@@ -407,6 +522,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         )
         if r["results_agree"] is not True:
             print(f"    RESULTS {r['results']}")
+        if r.get("fallback"):
+            print(f"    run_dataframe fell back to the DataFrame as written: {r['fallback']}")
         if q.pays and not r["pulled_up"]:
             print(f"    not pulled up: as_written={r['as_written']} udf evals in D {r['udf_evals_d']}")
             for d in r["udf_decisions"]:
@@ -420,8 +537,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     for target, met in outcome["targets"].items():
         print(f"target {target}: {'met' if met else 'MISSED'}")
-    print(f"elapsed {time.perf_counter() - started:.0f}s")
+    print(f"elapsed {time.perf_counter() - started:.0f}s\n")
     result = {
+        "form_api": form,
         "scale": args.scale,
         "runs": args.runs,
         "udf_loops": args.udf_loops,
@@ -429,17 +547,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "spark": spark.version,
         "master": spark.sparkContext.master,
         "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
-        "view": {VIEW: VIEW_SQL},
+        "view": {DATAFRAME_VIEW: "orders filtered by the DataFrame UDF"} if dataframe else {VIEW: VIEW_SQL},
         "loadavg_before": load_before,
         "loadavg_after": os.getloadavg(),
         "queries": rows,
         **outcome,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2, default=str))
-    print(f"wrote {args.output}")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(result, indent=2, default=str))
+    print(f"wrote {output}")
     return result
 
 
 if __name__ == "__main__":
-    sys.exit(1 if main()["mismatches"] else 0)
+    outcome = main()
+    sys.exit(1 if outcome["mismatches"] or outcome.get("beside_sql", {}).get("mismatches") else 0)
