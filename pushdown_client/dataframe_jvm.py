@@ -4,11 +4,14 @@ translation holds (the wire plan, its leaves and its Python UDFs)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_EPOCH = dt.date(1970, 1, 1)
+
 LITERAL_TYPES = {
     "int": "int",
     "integer": "int",
@@ -19,6 +22,7 @@ LITERAL_TYPES = {
     "float": "float",
     "string": "string",
     "boolean": "boolean",
+    "date": "date",
 }
 
 
@@ -101,6 +105,8 @@ def literal(expr: Any) -> dict[str, Any]:
         return {"lit": None, "type": wire}
     if wire == "string":
         return {"lit": str(value.toString()), "type": wire}
+    if wire == "date":  # Spark holds a date as days since 1970-01-01; the wire spells it as ISO text
+        return {"lit": (_EPOCH + dt.timedelta(days=int(value))).isoformat(), "type": wire}
     if wire in ("double", "float"):
         number = float(value)
         if number != number or number in (float("inf"), float("-inf")):

@@ -6,6 +6,7 @@ original's rows (as multisets) and schema."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from typing import Any
@@ -291,3 +292,29 @@ def test_an_applied_answer_keeps_a_column_nullable_that_the_rewrite_made_non_nul
     assert rows(result.collect()) == rows(df.collect())
     optimized_plan = str(result.dataframe._jdf.queryExecution().optimizedPlan().toString())
     assert "isnull(coalesce" not in optimized_plan.replace(" ", "").lower(), optimized_plan
+
+
+def test_a_date_literal_is_read_so_the_filter_is_the_services_to_place(world):
+    """``F.lit(datetime.date(...))`` is a date literal (days since 1970 in Spark): read as the wire's date, not left
+    opaque with everything under it (which hid an early UDF from the service in the pull-up workload's p06)."""
+    import datetime as dt
+
+    from pyspark.sql import functions as F
+
+    from costmodel.wire.nodes import node_dicts
+    from pushdown_client.dataframe_plan import translate
+
+    spark, udf, _ = world
+    o, c = spark.table("orders"), spark.table("customer")
+    due = F.date_add(F.lit(dt.date(2019, 12, 25)), o.o_id)
+    df = o.join(c, o.o_custkey == c.c_custkey).filter(
+        (due > F.lit(dt.date(2020, 1, 1))) & (c.c_nationkey == 5) & udf(o.o_comment)
+    )
+    translation = translate(df)
+    assert not [why for why in translation.opaque if "date literal" in why], translation.opaque
+    assert '{"lit": "2020-01-01", "type": "date"}' in json.dumps(
+        [n.get("predicate") for n in node_dicts(translation.plan)]
+    )
+    result = optimized(world, df)
+    assert result.dataframe.schema == df.schema
+    assert rows(result.collect()) == rows(df.collect()) and rows(df.collect())
