@@ -49,6 +49,8 @@ DEFAULT_PREDICATE_COSTS: Final[dict[str, float]] = {
 
 #: ``Options.min_savings`` unless the request says otherwise
 DEFAULT_MIN_SAVINGS = 0.01
+#: ``Options.expensive_threshold`` unless the request says otherwise
+DEFAULT_EXPENSIVE_THRESHOLD = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ class Options:
     #: one goes where rule-based pushdown puts it. Holding a cheap predicate above an operator saves little on
     #: Spark (its filters are compiled code) and costs what the model does not price: the scan's pushed filters,
     #: partition and branch pruning, the constraints Catalyst infers (docs/cost-model.md, "Do no harm")
-    expensive_threshold: float = 10.0
+    expensive_threshold: float = DEFAULT_EXPENSIVE_THRESHOLD
     #: the smallest saving against rule-based pushdown (a share of its cost, at the low end of the savings'
     #: interval) for which a Spark answer departs from the query as written: below it the query runs as written,
     #: since a barrier that buys nothing measurable costs Spark what the model does not price (docs/cost-model.md)
@@ -121,7 +123,7 @@ def options_from_wire(raw: Any, path: str = "$.options") -> Options:
     default_rows = raw.get("default_row_count", 1000.0)
     if isinstance(default_rows, bool) or not isinstance(default_rows, (int, float)) or default_rows < 0:
         raise PlanError("invalid_options", "must be a non-negative number", f"{path}.default_row_count")
-    threshold = raw.get("expensive_threshold", 10.0)
+    threshold = raw.get("expensive_threshold", DEFAULT_EXPENSIVE_THRESHOLD)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold < 0:
         raise PlanError("invalid_options", "must be a non-negative number", f"{path}.expensive_threshold")
     min_savings = raw.get("min_savings", DEFAULT_MIN_SAVINGS)

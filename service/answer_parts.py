@@ -15,6 +15,7 @@ def attach_spark(
     as_written: str | None = None,
     texts: Callable[[], dict[str, list[str]] | None] | None = None,
     min_savings: float = 0.0,
+    expensive_threshold: float = 10.0,
 ) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
 
@@ -25,7 +26,9 @@ def attach_spark(
     ``texts``: the engine's conjunct texts of the plan (``FullParts.conjunct_texts``), which spare reading the
     plan again. ``min_savings`` (``options.min_savings``): when the estimated saving against rule-based pushdown
     (``add_baseline``) is below it, or its interval reaches below zero, a query that would need barriers runs as
-    written: do no harm before any gain."""
+    written: do no harm before any gain. ``expensive_threshold`` (``options.expensive_threshold``): where the
+    answer put a filter's cheap conjuncts before one at least this costly, the answer's SQL is sent rather than the
+    query as written, whose order Spark would keep (``_reordered_on_spark``)."""
     try:
         from service.spark_plan import SparkTarget, spark_target
         from service.sql.errors import SqlError
@@ -48,12 +51,55 @@ def attach_spark(
         target = SparkTarget(sql=as_written, as_written=True)
         response["spark"] = {**target.as_json(), "immaterial": True}
     else:
-        response["spark"] = target.as_json()
+        reordered = _reordered_on_spark(response, expensive_threshold)
+        if as_written is not None and target.as_written and reordered:
+            # Spark evaluates a filter's conjuncts left to right as written: the query as written would run the
+            # expensive conjunct first, so the answer's own order is rendered (no barrier needed)
+            target = spark_target(response["plan"], response.get("decisions", []), catalog, None, texts)
+            response["spark"] = {**target.as_json(), "conjunct_order": reordered}
+        else:
+            response["spark"] = target.as_json()
     if target.unheld:
         response.setdefault("warnings", []).append(
             f"Spark may move {', '.join(target.unheld)}: a kept condition of an outer, semi or anti join cannot "
             "carry a barrier, and settings would cost the query Catalyst's other pushdowns"
         )
+
+
+def _reordered_on_spark(response: dict[str, Any], expensive_threshold: float) -> list[str]:
+    """The operators whose conjuncts the answer reordered so that an expensive conjunct (per-row cost at least
+    ``expensive_threshold``, no subquery in it: Spark turns those into joins) now follows a cheaper one. Spark's
+    generated code evaluates a conjunction left to right and stops at the first false, so there the order as
+    written costs Spark the expensive test on every row.
+
+    >>> scan = {"op": "scan", "id": "n1", "table": "t", "filters": []}
+    >>> cheap = {"fn": ">", "args": [{"col": "t.a"}, {"lit": 1, "type": "int"}]}
+    >>> regex = {"fn": "rlike", "args": [{"col": "t.b"}, {"lit": "x.*", "type": "string"}]}
+    >>> plan = {"op": "filter", "id": "n3", "predicate": {"fn": "and", "args": [cheap, regex]}, "input": scan}
+    >>> entry = {"rule": "conjunct_order", "operator": "n3", "order": [{"cost": 1.0}, {"cost": 10.0}]}
+    >>> response = {"plan": plan, "rewrites": [entry]}
+    >>> _reordered_on_spark(response, 10.0), _reordered_on_spark(response, 50.0)
+    (['n3'], [])
+    """
+    from costmodel.wire.nodes import nodes_in_order
+    from service.spark_plan import wire_conjuncts
+
+    entries = [r for r in response.get("rewrites", []) if r.get("rule") == "conjunct_order"]
+    if not entries:
+        return []
+    by_id = {str(node.get("id")): node for node in nodes_in_order(response["plan"])}
+    found = []
+    for entry in entries:
+        node = by_id.get(str(entry.get("operator")), {})
+        written = [node["predicate"]] if node.get("op") == "filter" else list(node.get("filters") or [])
+        parts = [c for expr in written for c in wire_conjuncts(expr)]
+        costs = [float(part.get("cost") or 0.0) for part in entry.get("order", [])]
+        if len(parts) != len(costs):
+            continue
+        expensive = [c >= expensive_threshold and not nodes_in_order(p) for p, c in zip(parts, costs, strict=True)]
+        if any(expensive) and min(costs) < expensive_threshold:
+            found.append(str(entry["operator"]))
+    return found
 
 
 def _immaterial(cost: dict[str, Any], min_savings: float) -> bool:

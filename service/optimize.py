@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from costmodel.errors import ServiceError
 from costmodel.optimizer import optimize_wire_brief
-from costmodel.options import DEFAULT_MIN_SAVINGS
+from costmodel.options import DEFAULT_EXPENSIVE_THRESHOLD, DEFAULT_MIN_SAVINGS
 from costmodel.result import FullParts
 from costmodel.summary import summarize
 from service.analyzed_tables import (
@@ -297,7 +297,15 @@ class OptimizeService:
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
             min_savings = (request.options or {}).get("min_savings", DEFAULT_MIN_SAVINGS)
-            attach_spark(response, catalog, request.sql if same else None, parts.conjunct_texts, float(min_savings))
+            threshold = (request.options or {}).get("expensive_threshold", DEFAULT_EXPENSIVE_THRESHOLD)
+            attach_spark(
+                response,
+                catalog,
+                request.sql if same else None,
+                parts.conjunct_texts,
+                float(min_savings),
+                float(threshold),
+            )
         if request.sql is not None:
             one_to_run(response, request.dialect)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]

@@ -164,7 +164,7 @@ def spark_target(
         if node.get("op") != "filter":
             continue
         below = node_ids(node["input"])
-        parts = _conjuncts(node["predicate"])
+        parts = wire_conjuncts(node["predicate"])
         marks = [
             next(((t, op) for t, op in kept if t == text and op in below), None)
             for text in texts_by_id.get(node["id"], [])
@@ -218,7 +218,7 @@ def _lift_kept_join_conjuncts(join: dict[str, Any], texts: list[str], kept: set[
     """Kept conjuncts of an inner join's condition move to a filter right above the join (same rows), where a
     barrier can hold them: Spark refuses a non-deterministic join condition. Rewrites ``join`` in place and
     returns the texts of the conjuncts it moved."""
-    parts = _conjuncts(join["on"])
+    parts = wire_conjuncts(join["on"])
     if len(parts) != len(texts):
         return []
     lifted = [p for p, t in zip(parts, texts, strict=True) if (t, str(join.get("id"))) in kept]
@@ -304,9 +304,10 @@ def _conjunct_texts(plan: Mapping[str, Any], catalog: Mapping[str, Any] | None) 
     return texts
 
 
-def _conjuncts(expr: Any) -> list[Any]:
+def wire_conjuncts(expr: Any) -> list[Any]:
+    """The conjuncts of a wire expression, nested ANDs flattened, in order."""
     if isinstance(expr, dict) and expr.get("fn") == "and":
-        return [c for a in expr.get("args", []) for c in _conjuncts(a)]
+        return [c for a in expr.get("args", []) for c in wire_conjuncts(a)]
     return [expr]
 
 
