@@ -204,6 +204,190 @@ class Detection:
         return {name: f.to_spec() for name, f in self.functions.items()}
 
 
+#: calls and SQL words followed by ``(`` that no detector looks for: Spark's everyday built-ins and the keywords a
+#: parenthesis follows (``IN (``, ``FROM (``). A name outside this set, ``RLIKE``/``REGEXP`` or a declared-elsewhere
+#: UDF sends the query to the full detection; a UDF registered under one of these names (shadowing a built-in) is
+#: the one case the shortcut misses, and it is then placed as Spark places the built-in.
+CHEAP_CALLS: frozenset[str] = frozenset(
+    [
+        "in",
+        "exists",
+        "over",
+        "as",
+        "and",
+        "or",
+        "not",
+        "on",
+        "using",
+        "values",
+        "filter",
+        "when",
+        "then",
+        "else",
+        "case",
+        "cast",
+        "try_cast",
+        "from",
+        "join",
+        "select",
+        "where",
+        "by",
+        "having",
+        "limit",
+        "union",
+        "all",
+        "distinct",
+        "with",
+        "lateral",
+        "table",
+        "tablesample",
+        "repeatable",
+        "percent",
+        "sets",
+        "rollup",
+        "cube",
+        "interval",
+        "decimal",
+        "varchar",
+        "char",
+        "count",
+        "sum",
+        "avg",
+        "mean",
+        "min",
+        "max",
+        "stddev",
+        "stddev_samp",
+        "stddev_pop",
+        "variance",
+        "var_samp",
+        "var_pop",
+        "first",
+        "last",
+        "any_value",
+        "coalesce",
+        "nullif",
+        "ifnull",
+        "nvl",
+        "nvl2",
+        "if",
+        "abs",
+        "round",
+        "bround",
+        "floor",
+        "ceil",
+        "ceiling",
+        "greatest",
+        "least",
+        "substring",
+        "substr",
+        "left",
+        "right",
+        "upper",
+        "lower",
+        "trim",
+        "ltrim",
+        "rtrim",
+        "length",
+        "char_length",
+        "concat",
+        "concat_ws",
+        "lpad",
+        "rpad",
+        "replace",
+        "instr",
+        "locate",
+        "position",
+        "startswith",
+        "endswith",
+        "contains",
+        "date_add",
+        "date_sub",
+        "datediff",
+        "add_months",
+        "months_between",
+        "year",
+        "month",
+        "day",
+        "dayofmonth",
+        "dayofweek",
+        "dayofyear",
+        "weekofyear",
+        "quarter",
+        "hour",
+        "minute",
+        "second",
+        "extract",
+        "to_date",
+        "to_timestamp",
+        "date_format",
+        "date_trunc",
+        "trunc",
+        "current_date",
+        "current_timestamp",
+        "row_number",
+        "rank",
+        "dense_rank",
+        "percent_rank",
+        "ntile",
+        "lag",
+        "lead",
+        "cume_dist",
+        "grouping",
+        "grouping_id",
+        "struct",
+        "array",
+        "map",
+        "named_struct",
+        "size",
+        "explode",
+        "explode_outer",
+        "posexplode",
+        "sqrt",
+        "exp",
+        "ln",
+        "log",
+        "log10",
+        "pow",
+        "power",
+        "mod",
+        "pmod",
+        "sign",
+        "collect_list",
+        "collect_set",
+        "approx_count_distinct",
+        "percentile_approx",
+        "percentile",
+        "median",
+    ]
+)
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_REGEX_OPERATOR = re.compile(r"\b(rlike|regexp)\b", re.IGNORECASE)
+#: comments and string literals: a word in them calls nothing
+_NOT_CODE = re.compile(r"--[^\n]*|/\*.*?\*/|'(?:[^'\\]|\\.|'')*'", re.DOTALL)
+
+
+def may_call_detectable(sql: str, declared: Iterable[str] = ()) -> bool:
+    """Whether ``sql``'s text may call something ``detect_functions`` would report: a call outside
+    ``CHEAP_CALLS`` and ``declared``, or a regular-expression operator. False spares the analyzed plan's JSON (one
+    py4j call of tens of milliseconds) on the ordinary query; True only means the full detection runs.
+
+    >>> may_call_detectable("SELECT sum(x) FROM t WHERE k IN (SELECT k FROM u) AND d < date_add(e, 3)")
+    False
+    >>> may_call_detectable("SELECT x FROM t WHERE score(x)"), may_call_detectable("SELECT x FROM t WHERE x RLIKE 'a'")
+    (True, True)
+    >>> may_call_detectable("SELECT x FROM t WHERE score(x)", {"score"})
+    False
+    >>> may_call_detectable("-- Pricing Summary Report (Q1)\\nSELECT x FROM t WHERE b = 'see f(x)'")
+    False
+    """
+    code = _NOT_CODE.sub(" ", sql)
+    if _REGEX_OPERATOR.search(code):
+        return True
+    names = {name.lower() for name in _CALL.findall(code)}
+    return bool(names - CHEAP_CALLS - {d.lower() for d in declared})
+
+
 def detect_and_measure(
     spark: SparkSession,
     frame: DataFrame,
@@ -214,6 +398,8 @@ def detect_and_measure(
     """Functions of ``frame``'s query the caller did not declare, priced: measured Python UDFs when ``measure``
     (calibrating the session on first use, only when there is a Python UDF to measure), defaults otherwise."""
     skip = {n.lower() for n in declared}
+    if sql is not None and not may_call_detectable(sql, skip):
+        return Detection({}, known_calibration(spark))  # nothing to find: the plan's JSON is not worth its time
     found = {n: f for n, f in detect_functions(frame, sql).items() if n not in skip}
     python = any(f.kind in ("python_udf", "pandas_udf", "arrow_udf") for f in found.values())
     if not (measure and python):

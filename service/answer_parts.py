@@ -14,7 +14,7 @@ def attach_spark(
     catalog: dict[str, Any] | None,
     as_written: str | None = None,
     texts: Callable[[], dict[str, list[str]] | None] | None = None,
-    min_savings: float = 0.0,
+    min_savings: float | None = None,
     expensive_threshold: float = 10.0,
 ) -> None:
     """Adds the answer's ``spark`` object (``service.spark_plan``); a plan Spark SQL cannot express gets a warning.
@@ -26,9 +26,10 @@ def attach_spark(
     ``texts``: the engine's conjunct texts of the plan (``FullParts.conjunct_texts``), which spare reading the
     plan again. ``min_savings`` (``options.min_savings``): when the estimated saving against rule-based pushdown
     (``add_baseline``) is below it, or its interval reaches below zero, a query that would need barriers runs as
-    written: do no harm before any gain. ``expensive_threshold`` (``options.expensive_threshold``): where the
-    answer put a filter's cheap conjuncts before one at least this costly, the answer's SQL is sent rather than the
-    query as written, whose order Spark would keep (``_reordered_on_spark``)."""
+    written: do no harm before any gain (None: the caller chose the placement, mode always or never).
+    ``expensive_threshold`` (``options.expensive_threshold``): where the answer put a filter's cheap conjuncts
+    before one at least this costly, the answer's SQL is sent rather than the query as written, whose order Spark
+    would keep (``_reordered_on_spark``)."""
     try:
         from service.spark_plan import SparkTarget, spark_target
         from service.sql.errors import SqlError
@@ -42,7 +43,7 @@ def attach_spark(
         response.setdefault("warnings", []).append(f"no Spark SQL for this plan: {exc.message}")
         return
     cost = response.get("cost", {})
-    if as_written is not None and not target.as_written and _immaterial(cost, min_savings):
+    if as_written is not None and not target.as_written and min_savings is not None and _immaterial(cost, min_savings):
         response.setdefault("warnings", []).append(
             f"runs as written: against Spark's own placement the answer saves {_share(cost['savings_vs_baseline'])}"
             f"{_interval_text(cost)}, less than options.min_savings ({_share(min_savings)}); a barrier that buys "

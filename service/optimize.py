@@ -296,14 +296,18 @@ class OptimizeService:
         warn_cross_products(response, parts)
         if _wants_spark(request):
             same = request.sql is not None and request.dialect == "spark"  # then the request is Spark SQL already
-            min_savings = (request.options or {}).get("min_savings", DEFAULT_MIN_SAVINGS)
-            threshold = (request.options or {}).get("expensive_threshold", DEFAULT_EXPENSIVE_THRESHOLD)
+            chosen = request.options or {}
+            # an explicit mode (always, never) is the caller's placement: only cost mode's own is held to the bar
+            min_savings = (
+                chosen.get("min_savings", DEFAULT_MIN_SAVINGS) if chosen.get("mode", "cost") == "cost" else None
+            )
+            threshold = chosen.get("expensive_threshold", DEFAULT_EXPENSIVE_THRESHOLD)
             attach_spark(
                 response,
                 catalog,
                 request.sql if same else None,
                 parts.conjunct_texts,
-                float(min_savings),
+                None if min_savings is None else float(min_savings),
                 float(threshold),
             )
         if request.sql is not None:
