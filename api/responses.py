@@ -198,7 +198,9 @@ class OptimizeResponse(BaseModel):
         default=None,
         description="What Spark runs to keep every placement: `sql` (Spark dialect, per-predicate barriers), "
         "`conf` (session settings, normally empty), `barriers`, `left_to_spark`; `as_written: true` when no barrier "
-        "or setting is needed and `sql` is the request's own Spark SQL.",
+        "or setting is needed and `sql` is the request's own Spark SQL; `immaterial: true` when barriers were "
+        "dropped because the saving against rule-based pushdown is below `options.min_savings`; `conjunct_order` "
+        "(operator ids) when the answer's SQL is sent to keep a cheap conjunct ahead of an expensive one.",
     )
 
 
