@@ -133,7 +133,12 @@ def one_to_run(response: dict[str, Any], dialect: str) -> None:
     """The answer's ``sql`` becomes the one query to run: for Spark the ``spark`` object's, which keeps every
     decision on Spark (a kept predicate behind its barrier, the settings aside); the engine-neutral rendering,
     which Spark's own pushdown may undo, moves to ``sql_portable``. For another dialect both are the rendering
-    in that dialect (the barriers are Spark's)."""
+    in that dialect (the barriers are Spark's).
+
+    When Spark runs the query as written, the answer adds nothing to rule-based pushdown, so ``sql_portable`` is
+    the query as written too: rendered, its CTEs would be inlined and the filters an engine derives for itself
+    written out, which an engine that computes a CTE used twice once (DuckDB, PostgreSQL) or keeps derived
+    filters optional runs slower (bench/corpus_duckdb.py)."""
     portable = response.get("sql")
     if portable is None:
         return
@@ -141,6 +146,8 @@ def one_to_run(response: dict[str, Any], dialect: str) -> None:
     spark = response.get("spark")
     if dialect == "spark" and isinstance(spark, dict) and isinstance(spark.get("sql"), str):
         response["sql"] = spark["sql"]
+        if spark.get("as_written"):
+            response["sql_portable"] = spark["sql"]
 
 
 def add_baseline(response: dict[str, Any]) -> None:
