@@ -90,6 +90,7 @@ SWITCHES: dict[str, tuple[str, str, Any]] = {
     "conjunct_order": ("costmodel.passes.rewrite", "order_conjuncts", lambda plan, cost, sel: (plan, [])),
     "robust": ("costmodel.passes.place", "robust_placement", lambda work, pred: None),
     "rule_based_instead": ("costmodel.optimizer", "_EPS", float("inf")),
+    "portable_as_written": ("service.answer_parts", "portable_as_written", lambda response, spark: None),
 }
 
 
@@ -204,6 +205,9 @@ BEHAVIOURS: dict[str, str] = {
     "(action pulled_up), only past operators that may drop rows",
     "conjunct_order": "4b26fb3 (issue 42): conjuncts in rank order within every filter and scan filter list "
     "(rewrite conjunct_order)",
+    "portable_as_written": "d592baf (issue 41): where Spark runs the query as written, sql_portable is the query "
+    "as written too, not the rendering (which inlined a CTE used twice and wrote out derived filters; "
+    "bench/corpus_duckdb.py)",
     "robust": "54a27b0 (issue 42): a predicate held by cost whose decision flips inside its selectivity interval "
     "takes the smaller worst-case loss (decisions' uncertain and robust)",
 }

@@ -146,8 +146,13 @@ def one_to_run(response: dict[str, Any], dialect: str) -> None:
     spark = response.get("spark")
     if dialect == "spark" and isinstance(spark, dict) and isinstance(spark.get("sql"), str):
         response["sql"] = spark["sql"]
-        if spark.get("as_written"):
-            response["sql_portable"] = spark["sql"]
+        portable_as_written(response, spark)
+
+
+def portable_as_written(response: dict[str, Any], spark: dict[str, Any]) -> None:
+    """``sql_portable`` is the query as written where Spark runs it so (see ``one_to_run``)."""
+    if spark.get("as_written"):
+        response["sql_portable"] = spark["sql"]
 
 
 def add_baseline(response: dict[str, Any]) -> None:
