@@ -229,11 +229,14 @@ def _tightest(bounds: list[Bound], lower: bool) -> Any:
     values = [v for v in values if v is not None]
     if not values:
         return None
-    points = [_comparable(v) for v in values]
-    if any(p is None for p in points):
-        return _UNORDERED
+    placed: list[tuple[float, Any]] = []
+    for value in values:
+        point = _comparable(value)
+        if point is None:
+            return _UNORDERED
+        placed.append((point, value))
     pick = max if lower else min
-    return values[pick(range(len(values)), key=lambda i: points[i])]
+    return pick(placed, key=lambda pair: pair[0])[1]
 
 
 def _histogram_below(bounds: Sequence[float], point: float) -> float:
