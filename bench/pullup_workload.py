@@ -48,9 +48,12 @@ DataFrame as written (a fresh one per run) into the ``noop`` sink, C2 again, D t
 ``pushdown_client.dataframe.run_dataframe`` returns (built per run, the answer asked once per query, as the SQL
 form's runner); rows compared with C's. ``joined`` and the floor F are the SQL form's (the same scans and joins).
 At sf0.05, 50 loops (bench/results/pullup_workload_dataframe.json, load about 4): every query's rows agree; eight
-of the ten paying queries are pulled up with calls D == joined; p06 and p10 are not: their ``o_orderdate
-BETWEEN`` two ``datetime.date`` literals is a date literal, which the DataFrame translation cannot carry
-(docs/dataframe.md), so that filter and the join under it are one opaque leaf and run as written.
+of the ten paying queries are pulled up with calls D == joined; p06 and p10 were not (issue 42). Their
+``o_orderdate.between`` two dates reaches the service as ``o_orderdate >= d1 AND o_orderdate <= d2`` (PySpark's
+``Column.between``), where the SQL form says BETWEEN; the estimator multiplied the two halves (0.52 x 0.48: a
+quarter of the orders, where the interval keeps 0.08%), so the join looked unselective and the UDF went onto
+the customer scan. Bounds on one column are now one interval (docs/estimation.md); both forms pull it up
+(bench/results/pullup_workload_dataframe_p06_p10-s28.json, sf0.1, 120 loops).
 
 Writes bench/results/pullup_workload.json (or ``--output``); the DataFrame form
 bench/results/pullup_workload_dataframe.json (or ``--dataframe-output``).

@@ -22,6 +22,7 @@ from costmodel.carry import CHARGED, carried_path
 from costmodel.catalog import Catalog
 from costmodel.estimate import JOINT_SOURCES, ColumnInfo, Estimator
 from costmodel.estimate_live import without
+from costmodel.estimate_ranges import bound_groups
 from costmodel.estimate_types import column_info
 from costmodel.expr import (
     ARITHMETIC,
@@ -115,6 +116,7 @@ class CostModel:
         #: columns whose NDV nobody gave: assumed to be their table's row count (see _join)
         self.guessed: set[int] = set()
         self._joint_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float | None]] = {}
+        self._interval_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float]] = {}
         self._samples = any(getattr(source, "name", "") in JOINT_SOURCES for source in estimator.sources)
         self._memo: dict[int, tuple[Node, RowEstimate]] = {}
         #: the node being estimated and its inputs' estimates (``_estimate``, read by ``make``)
@@ -228,12 +230,22 @@ class CostModel:
         surviving = 1.0
         self.work += 0 if self._recount else len(predicates)
         start = rows
-        for pred in predicates:
+        # bounds on one column (d >= x AND d < y) keep an interval: at the last of them, the product of their
+        # fractions is replaced by the interval's (costmodel.estimate_ranges)
+        closing = {group[-1]: group for group in bound_groups(predicates)} if len(predicates) > 1 else {}
+        applied: dict[int, float] = {}
+        for i, pred in enumerate(predicates):
             _, s, cost, cids = self._predicate_facts(pred)
             equal = _column_equality(pred)
             if equal is not None and equal[0] in ndv and equal[1] in ndv:
                 # l.k = r.k costs the same whether a filter or a join key: 1 / max(NDV) at this point
                 s = 1.0 / max(ndv[equal[0]], ndv[equal[1]], 1.0)
+            applied[i] = s
+            group = closing.get(i)
+            if group is not None:
+                alone = math.prod(applied[j] for j in group)
+                together = self._interval([predicates[j] for j in group])
+                s *= together / alone if alone > 0 else 1.0
             k += cost * surviving
             surviving *= s
             rows *= s
@@ -248,6 +260,15 @@ class CostModel:
             if value > rows and cid not in self.guessed:
                 ndv[cid] = rows
         return rows, k
+
+    def _interval(self, bounds: list[Expr]) -> float:
+        """The selectivity of bounds on one column together (an interval when statistics place them)."""
+        key = tuple([id(b) for b in bounds])
+        hit = self._interval_cache.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], bounds, strict=True)):
+            hit = (tuple(bounds), self.estimator.estimate(Call("and", tuple(bounds))).selectivity)
+            self._interval_cache[key] = hit
+        return hit[1]
 
     def _joint(self, predicates: list[Expr]) -> float | None:
         """The selectivity of a conjunction as a whole, when a sample estimated it so."""

@@ -9,7 +9,9 @@ implements the same ``SelectivitySource`` protocol and goes first when a sample 
 Compound predicates are combined here: AND multiplies (independence), OR is
 inclusion-exclusion, NOT complements; the combined estimate reports the
 weakest source among its parts. A source may answer a conjunction as a whole
-(a sample can), in which case no multiplication happens.
+(a sample can), in which case no multiplication happens. Bounds on one column
+(``d >= x AND d < y``) are one part of an AND, an interval
+(``costmodel.estimate_ranges``), not factors of it.
 
 Example::
 
@@ -25,6 +27,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Final
 
+from costmodel.estimate_ranges import grouped_bounds
 from costmodel.estimate_stats import ColumnStatsSource
 from costmodel.estimate_types import (
     DEFAULTS,
@@ -139,7 +142,8 @@ class Estimator:
         found = self._whole(pred)
         if found is None and isinstance(pred, Call) and pred.fn in ("and", "or", "not"):
             parts: list[SelectivityEstimate] = []
-            for arg in pred.args:
+            args = (grouped_bounds(pred.args) if pred.fn == "and" else None) or pred.args
+            for arg in args:
                 parts.append((yield self._cached(arg)))
             found = _combined(pred.fn, parts)
         yield Done(found if found is not None else self._default.estimate(pred, self.columns))

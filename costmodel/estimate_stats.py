@@ -1,8 +1,8 @@
 """Selectivity from catalog statistics: most common values, histograms, min/max, NDV and null counts.
 
 The first source of the default chain (``costmodel.estimate.DEFAULT_SOURCES``); it answers a single
-comparison of a column with a literal, a column pair, IS NULL, IN lists and LIKE, and leaves the rest to
-the next source.
+comparison of a column with a literal, a column pair, IS NULL, IN lists and LIKE, a conjunction of bounds on one
+column as the interval they leave (``costmodel.estimate_ranges``), and leaves the rest to the next source.
 
     >>> from costmodel.catalog import ColumnStats
     >>> info = ColumnInfo(ColumnStats(ndv=10), 1000.0, "t", "a")
@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from costmodel.estimate_ranges import Bound, bound_of
 from costmodel.estimate_types import DEFAULTS, ColumnInfo, SelectivityEstimate, clamp, interval
 from costmodel.expr import Call, Column, Expr, Literal, like_regex
 
@@ -106,6 +107,8 @@ class ColumnStatsSource:
             if below_hi is None or below_lo is None:
                 return None
             return clamp(below_hi - below_lo)
+        if fn == "and":
+            return self._interval(pred.args, columns)
         if fn == "in" and isinstance(pred.args[0], Column):
             info = self._info(pred.args[0], columns)
             if info is None or not all(isinstance(a, Literal) for a in pred.args[1:]):
@@ -131,6 +134,26 @@ class ColumnStatsSource:
                 return None
             return self._like_from_mcv(info, pred.args[1].value, negate=fn == "not_like")
         return None
+
+    def _interval(self, parts: tuple[Expr, ...], columns: Mapping[int, ColumnInfo]) -> float | None:
+        """Bounds on one column, all of them: the rows between the highest lower bound and the lowest upper
+        bound (``below(upper) - below(lower)``, as BETWEEN), not the product of each bound's fraction."""
+        found = [bound_of(part) for part in parts]
+        bounds = [b for b in found if b is not None]
+        if not bounds or len(bounds) != len(found) or len({b.cid for b in bounds}) != 1:
+            return None
+        info = columns.get(bounds[0].cid)
+        if info is None or info.stats is None:
+            return None
+        lower = _tightest(bounds, lower=True)
+        upper = _tightest(bounds, lower=False)
+        if lower is _UNORDERED or upper is _UNORDERED:
+            return None
+        below_upper = (1 - (info.null_fraction or 0.0)) if upper is None else self._range(info, "<=", upper)
+        below_lower = 0.0 if lower is None else self._range(info, "<", lower)
+        if below_upper is None or below_lower is None:
+            return None
+        return clamp(below_upper - below_lower)
 
     def _eq(self, info: ColumnInfo, value: Any) -> float | None:
         stats = info.stats
@@ -193,6 +216,27 @@ class ColumnStatsSource:
         rest = max(0.0, non_null - covered)
         like = matched + rest * DEFAULTS["like"]
         return clamp(non_null - like) if negate else clamp(like)
+
+
+#: bounds that do not all map onto the line (a string that is no date): no interval
+_UNORDERED = object()
+
+
+def _tightest(bounds: list[Bound], lower: bool) -> Any:
+    """The highest lower bound (``lower``) or the lowest upper bound; None when there is none, ``_UNORDERED``
+    when one of them does not map onto the line."""
+    values = [b.lower if lower else b.upper for b in bounds]
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    placed: list[tuple[float, Any]] = []
+    for value in values:
+        point = _comparable(value)
+        if point is None:
+            return _UNORDERED
+        placed.append((point, value))
+    pick = max if lower else min
+    return pick(placed, key=lambda pair: pair[0])[1]
 
 
 def _histogram_below(bounds: Sequence[float], point: float) -> float:

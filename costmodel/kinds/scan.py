@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from costmodel.errors import PlanError
-from costmodel.expr import Column, Expr
+from costmodel.expr import Column, Expr, and_
 from costmodel.kinds.registry import OperatorKind, register
 from costmodel.kinds.shape import no_equalities, no_wire_children
 from costmodel.kinds.text import exprs_text
@@ -124,9 +124,8 @@ def _estimate(model: CostModel, node: Scan, kids: list[RowEstimate], inputs: tup
         rows = model.kept_rows(table, node.containers, rows)
     index_predicates = list(node.index.predicates) if node.index is not None else []
     if node.index is not None:
-        fetched = table_rows
-        for pred in index_predicates:
-            fetched *= model.selectivity(pred)
+        # as a whole, as scan_access chose the index: bounds on one column are one interval (estimate_ranges)
+        fetched = table_rows * model.estimator.estimate(and_(index_predicates)).selectivity
         rows = min(rows, fetched)
         k_read = opts.k("index_lookup")
     base_ndv = dict(ndv)
