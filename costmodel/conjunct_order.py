@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
+from itertools import pairwise
 from typing import Any
 
 from costmodel.expr import Expr, and_, conjuncts, is_deterministic
@@ -50,8 +51,13 @@ def ranked(parts: list[Expr], cost: Callable[[Expr], float], selectivity: Callab
     Greedy by rank over the conjuncts free to go next: every unpinned one of the current stretch (up to the next
     wall: a non-deterministic or undeclared conjunct, which nothing passes) and a pinned one once everything
     before it has gone."""
-    if len(parts) < 2:
+    if len(parts) < 2 or in_rank_order(parts, cost, selectivity):
         return list(parts)
+    return _greedy(parts, cost, selectivity)
+
+
+def _greedy(parts: list[Expr], cost: Callable[[Expr], float], selectivity: Callable[[Expr], float]) -> list[Expr]:
+    """``ranked``'s order, stretch by stretch between walls."""
     out: list[Expr] = []
     start = 0
     while start < len(parts):
@@ -62,6 +68,19 @@ def ranked(parts: list[Expr], cost: Callable[[Expr], float], selectivity: Callab
         out.extend(_ranked_stretch(parts[start:end], cost, selectivity))
         start = end
     return out
+
+
+def in_rank_order(parts: list[Expr], cost: Callable[[Expr], float], selectivity: Callable[[Expr], float]) -> bool:
+    """Whether each conjunct's rank is at most the next one's: ``ranked`` then keeps the order as written, so the
+    walks that find pinned conjuncts and walls need not run. Safe because a pin or a wall only ever holds a
+    conjunct back, never moves one ahead: with ranks in order, the greedy pick at each step is the first conjunct
+    not yet placed (it ranks lowest, and a tie goes to the lower index). A NaN rank compares false: ranked in full.
+
+    >>> in_rank_order([1, 2, 3], float, lambda c: 0.5), in_rank_order([2, 1], float, lambda c: 0.5)
+    (True, False)
+    """
+    ranks = [rank(cost(p), selectivity(p)) for p in parts]
+    return all(a <= b for a, b in pairwise(ranks))
 
 
 def _wall(part: Expr) -> bool:

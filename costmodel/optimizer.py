@@ -87,7 +87,9 @@ def _optimize(
     work, before = _run_passes(decided, catalog, options, sources)
     result = report(work, before)
     result.decisions.extend(inner_decisions)
-    result.subqueries = decided is not plan  # a plan without subqueries comes back as the same object
+    # a plan without subqueries comes back as the same object (compared with the plan in join order: reordering
+    # repeats no id, so only a subquery's copies call for ``unique_node_ids``)
+    result.subqueries = decided is not ordered
     result.written = plan
     # in mode always, or without a kept decision, every predicate went as deep as legal: the plan is the
     # rule-based one

@@ -20,7 +20,7 @@ from costmodel.expr import Expr
 from costmodel.materialize import placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node
-from costmodel.positions import Position, Pred, deepest, iter_region
+from costmodel.positions import Pred, deepest, iter_region
 from costmodel.rounding import rounded
 
 #: an interval narrower than this is a point
@@ -56,9 +56,12 @@ def robust_placement(work: Work, pred: Pred) -> dict[str, Any] | None:
         return None
     forms = [pos.form for pos in iter_region(pred.root)]
     ends = (estimate.low, estimate.high)
-    totals = {
-        (name, s): _total(work, pred, cut, forms, s) for s in ends for name, cut in (("chosen", chosen), ("rule", rule))
-    }
+    totals: dict[tuple[str, float], float] = {}
+    for s in ends:
+        what_if = _what_if(work, forms, s)  # one model per end: the two plans share every node off the predicate's way
+        for name, cut in (("chosen", chosen), ("rule", rule)):
+            pred.cut = cut
+            totals[(name, s)] = what_if.total(work.materializer().build(placements_of(work.preds)).root)
     pred.cut = chosen
     wins = [totals[("chosen", s)] <= totals[("rule", s)] for s in ends]
     if all(wins) or not any(wins):
@@ -85,14 +88,13 @@ def robust_placement(work: Work, pred: Pred) -> dict[str, Any] | None:
     }
 
 
-def _total(work: Work, pred: Pred, cut: list[Position], forms: list[Expr], selectivity: float) -> float:
-    """The plan's cost with ``pred`` at ``cut`` (the others where they are) and its selectivity ``selectivity``."""
-    pred.cut = cut
+def _what_if(work: Work, forms: list[Expr], selectivity: float) -> CostModel:
+    """A cost model that gives the predicate's forms the selectivity ``selectivity`` (the others as estimated).
+    An estimate depends on the node and the ones below it only, so one model costs both placements."""
     model = work.model
     columns: dict[int, ColumnInfo] = dict(model.estimator.columns)
     estimator = Estimator(columns, (_Fixed(forms, selectivity), *model.estimator.sources))
-    what_if = CostModel(work.catalog, work.options, estimator, model.tracked)
-    return what_if.total(work.materializer().build(placements_of(work.preds)).root)
+    return CostModel(work.catalog, work.options, estimator, model.tracked)
 
 
 class _End:

@@ -85,8 +85,12 @@ def _reordered_on_spark(response: dict[str, Any], expensive_threshold: float) ->
     from costmodel.wire.nodes import nodes_in_order
     from service.spark_plan import wire_conjuncts
 
-    entries = [r for r in response.get("rewrites", []) if r.get("rule") == "conjunct_order"]
-    if not entries:
+    entries = [
+        r
+        for r in response.get("rewrites", [])
+        if r.get("rule") == "conjunct_order" and _mixes_costs(r.get("order", []), expensive_threshold)
+    ]
+    if not entries:  # no reordered operator holds both a cheap and an expensive conjunct: the plan is not read
         return []
     by_id = {str(node.get("id")): node for node in nodes_in_order(response["plan"])}
     found = []
@@ -101,6 +105,18 @@ def _reordered_on_spark(response: dict[str, Any], expensive_threshold: float) ->
         if any(expensive) and min(costs) < expensive_threshold:
             found.append(str(entry["operator"]))
     return found
+
+
+def _mixes_costs(order: list[dict[str, Any]], expensive_threshold: float) -> bool:
+    """Whether a ``conjunct_order`` entry's conjuncts include one costing at least ``expensive_threshold`` and one
+    costing less: an operator without both cannot have put a cheap conjunct before an expensive one
+    (``_reordered_on_spark``), so its conjuncts need not be read from the plan.
+
+    >>> _mixes_costs([{"cost": 1.0}, {"cost": 10.0}], 10.0), _mixes_costs([{"cost": 1.0}, {"cost": 2.0}], 10.0)
+    (True, False)
+    """
+    costs = [float(part.get("cost") or 0.0) for part in order]
+    return any(c >= expensive_threshold for c in costs) and min(costs) < expensive_threshold
 
 
 def _immaterial(cost: dict[str, Any], min_savings: float) -> bool:

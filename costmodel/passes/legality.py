@@ -27,8 +27,10 @@ them again, and the cost model charges the wider rows.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from costmodel.carry import PASSED, WIDENED, widen
+from costmodel.cost import CostModel
 from costmodel.expr import Column, Expr, column_ids, has_subquery, substitute, walk
 from costmodel.expr_raise import can_raise
 from costmodel.legality import cross
@@ -166,13 +168,32 @@ def _dropped_above(node_id: str, parent_of: dict[str, Node]) -> bool:
 
 
 def _may_rise(work: Work) -> Callable[[Pred], bool]:
-    if work.options.mode != "cost" or any(can_raise(p.form) for p in work.preds):
-        return lambda pred: False
+    """Which predicates may rise: in mode ``cost``, an expensive WHERE or join-condition conjunct
+    (``_expensive_movable``), and only in a plan where no predicate can raise."""
+    if work.options.mode != "cost" or not has_expensive_predicate(work):
+        return _never
+    if any(can_raise(p.form) for p in work.preds):
+        return _never
+    return partial(_expensive_movable, work.model, work.options.expensive_threshold)
+
+
+def has_expensive_predicate(work: Work) -> bool:
+    """Whether some predicate is one that may rise (``_expensive_movable``). Without one nothing rises and no
+    column is carried, so the regions start where the query wrote each predicate, and the walks that look for a
+    predicate that can raise, for parents to rise past and for columns to carry are skipped: a plan of cheap
+    predicates (TPC-H's) is placed as before rising existed."""
     threshold = work.options.expensive_threshold
-    model = work.model
-    return lambda pred: (
-        pred.kind in ("where", "on") and not has_subquery(pred.form) and model.predicate_cost(pred.form) >= threshold
-    )
+    return any(_expensive_movable(work.model, threshold, pred) for pred in work.preds)
+
+
+def _expensive_movable(model: CostModel, threshold: float, pred: Pred) -> bool:
+    """A WHERE or join-condition conjunct without a subquery whose per-row cost reaches ``threshold``
+    (``options.expensive_threshold``): only such a predicate may pay for rising above where the query wrote it."""
+    return pred.kind in ("where", "on") and not has_subquery(pred.form) and model.predicate_cost(pred.form) >= threshold
+
+
+def _never(pred: Pred) -> bool:
+    return False
 
 
 def _reducer_above(node: Node, parent_of: dict[str, Node]) -> bool:

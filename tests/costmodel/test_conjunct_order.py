@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from costmodel.conjunct_order import rank, ranked
-from costmodel.expr import Call, Column, Literal
+from costmodel.conjunct_order import _greedy, in_rank_order, rank, ranked
+from costmodel.expr import Call, Column, Expr, Literal
 
 A, B = Column("a", 1, "int"), Column("b", 2, "int")
 COIN = Call("<", (Call("rand", ()), Literal(0.5, "double")))
@@ -43,3 +43,30 @@ def test_cheapest_per_dropped_row_first():
     out = ranked(parts, lambda c: costs[id(c)], lambda c: sels[id(c)])
     ranks = [rank(costs[id(p)], sels[id(p)]) for p in out]
     assert ranks == sorted(ranks) and sorted(map(id, out)) == sorted(map(id, parts))
+
+
+def test_conjuncts_already_in_rank_order_are_kept_as_written_whatever_is_pinned():
+    """``in_rank_order`` lets ``ranked`` skip its walks for pins and walls: the greedy order it skips must be the
+    order as written on every such conjunction, guards, walls and risky conjuncts anywhere in it."""
+    pool = [COIN, CHEAP, UNDECLARED, RISKY, GUARD] + [Call(">", (A, Literal(i, "int"))) for i in range(4)]
+    rng = random.Random(11)
+    for _ in range(300):
+        parts = rng.sample(pool, rng.randint(2, len(pool)))
+        ranks = sorted(rng.choice([0.5, 1.0, 2.0, 2.0, 40.0]) for _ in parts)  # ties included
+        costs = {id(p): r * 0.5 for p, r in zip(parts, ranks, strict=True)}  # selectivity 0.5: rank = 2 x cost
+
+        def cost(c: Expr, costs: dict[int, float] = costs) -> float:
+            return costs[id(c)]
+
+        assert in_rank_order(parts, cost, _half)
+        assert _greedy(parts, cost, _half) == parts == ranked(parts, cost, _half)
+
+
+def _half(c: Expr) -> float:
+    return 0.5
+
+
+def test_conjuncts_out_of_rank_order_are_not_taken_for_ordered():
+    costs = {id(CHEAP): 5.0, id(GUARD): 1.0}
+    assert not in_rank_order([CHEAP, GUARD], lambda c: costs[id(c)], lambda c: 0.5)
+    assert ranked([CHEAP, GUARD], lambda c: costs[id(c)], lambda c: 0.5) == [GUARD, CHEAP]
