@@ -73,6 +73,7 @@ TARGET_SHARE = 0.8
 SKEW_KEY = 2_000
 SKEWED = "skewed_check"
 SELECTIVE = "selective_check"
+MISLEADING_NAME = "m01_misleading_sample"
 #: the misleading query: two UDFs over a join that keeps ~99% of the orders. Which one Spark evaluates on every
 #: order (below the join) and which on the other's survivors (above it) is the decision: the cheaper one goes below
 MISLEADING_SQL = (
@@ -379,7 +380,7 @@ def measure_misleading(
     """The misleading query ``repeats`` times, each on a fresh service (run 1 knows nothing learned), D1 and D2
     timed round-robin with C each time."""
     out = [
-        measure_sql(spark, calls, "m01_misleading_sample", MISLEADING_SQL, "", catalog, runs) for _ in range(repeats)
+        measure_sql(spark, calls, MISLEADING_NAME, MISLEADING_SQL, "", catalog, runs) for _ in range(repeats)
     ]
     d1 = [w for r in out for w in r["D1"]["wall_s"]]
     d2 = [w for r in out for w in r["D2"]["wall_s"]]
@@ -403,11 +404,13 @@ def measure_misleading(
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=float, default=0.05)
+    parser.add_argument("--scale", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=3, help="timed runs per query and configuration")
-    parser.add_argument("--queries", default="", help="SQL queries by prefix, e.g. p01,n02 (default: all)")
+    parser.add_argument(
+        "--queries", default="", help="queries of any form by prefix, e.g. p01,d03,m01 (default: all of the forms)"
+    )
     parser.add_argument("--forms", default="sql,dataframe,misleading")
-    parser.add_argument("--udf-loops", type=int, default=50, help="work per call of the workload's UDF")
+    parser.add_argument("--udf-loops", type=int, default=120, help="work per call of the workload's UDF")
     parser.add_argument("--skew-loops", type=int, default=1500, help="work per dear call of skewed_check")
     parser.add_argument("--selective-loops", type=int, default=500, help="work per call of selective_check")
     parser.add_argument("--misleading-repeats", type=int, default=2, help="fresh services for the misleading query")
@@ -442,6 +445,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         return result
     forms = {f.strip() for f in args.forms.split(",") if f.strip()}
     wanted = [w.strip() for w in args.queries.split(",") if w.strip()]
+
+    def chosen(name: str) -> bool:
+        return not wanted or any(name.startswith(w) for w in wanted)
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     data = ensure_data(args.scale, DATA)
     spark = make_spark(args.master).newSession()
@@ -468,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     print(f"{result['settings']}\n{result['uptime_start']}", flush=True)
     started = time.perf_counter()
     rows: dict[str, dict[str, Any]] = {}
-    if "misleading" in forms:
+    if "misleading" in forms and chosen(MISLEADING_NAME):
         skew_calls = register_misleading(spark, args.selective_loops, args.skew_loops)
         result["misleading"] = measure_misleading(
             spark, skew_calls, catalog, args.misleading_runs, args.misleading_repeats
@@ -479,7 +486,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         write(args.output, result)
     if "sql" in forms:
         for q in QUERIES:
-            if wanted and not any(q.name.startswith(w) for w in wanted):
+            if not chosen(q.name):
                 continue
             try:
                 r = rows[q.name] = measure_sql(spark, calls.acc, q.name, q.sql, q.joined, catalog, args.runs)
@@ -501,7 +508,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         dfw.CACHED["customer"] = customer
         df_catalog = dfw.table_statistics(args.orders)
         for name, (what, make, _) in dfw.pipelines(spark, root, udf, pandas_udf).items():
-            if name == "d05_cheap_udf":  # d01 again with a declaration: nothing is declared here
+            if name == "d05_cheap_udf" or not chosen(name):  # d05: d01 again with a declaration (none here)
                 continue
             try:
                 r = rows[name] = measure_dataframe(spark, df_calls, name, make, df_catalog, args.runs)

@@ -139,8 +139,8 @@ def _expressions(tree: Any) -> Iterable[Mapping[str, Any]]:
 def detect_in_json(plan: Any, sql: str | None = None) -> dict[str, DetectedFunction]:
     """The functions of an analyzed plan's JSON that cost more than a comparison, by the service's name.
 
-    ``sql``: a UDF whose name the query's text does not call (it comes from a view's definition) is left out:
-    the service never sees it.
+    ``sql``: the text the service gets (temporary views inlined, ``pushdown_client.views``); a UDF whose name it
+    does not call (a view made from a DataFrame, a permanent view) is left out: the service never sees it.
 
     >>> udf = {"class": _PKG + "PythonUDF", "name": "Score", "evalType": 100, "udfDeterministic": False}
     >>> found = detect_in_json([{"class": "x.Filter", "condition": [udf, {"class": _PKG + "RLike"}]}])

@@ -83,13 +83,11 @@ def _sample_source(plan: Any, wanted: set[int]) -> Any:
 
 
 def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list[tuple[Any, ...]] | None:
-    """Up to ``rows`` rows of the UDF's arguments, read from the plan below its node; None when an argument is not
-    a column of that plan (a nested expression) or the node has no single input."""
+    """Up to ``rows`` rows of the UDF's arguments, read from the input of its node that outputs them all (a
+    filter's or projection's one input; for a UDF in a join's condition, the side its columns come from); None
+    when an argument is not a column (a nested expression) or no single input holds every argument."""
     from pyspark.sql import DataFrame
 
-    children = located.node.children()
-    if children.size() != 1:
-        return None
     args = located.udf.children()
     wanted = []
     for i in range(args.size()):
@@ -97,9 +95,13 @@ def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list
         if not arg.getClass().getName().endswith("AttributeReference"):
             return None
         wanted.append(int(arg.exprId().id()))
-    if not set(wanted) <= set(_ids(children.apply(0))):
+    children = located.node.children()
+    holding = [
+        children.apply(i) for i in range(children.size()) if set(wanted) <= set(_ids(children.apply(i)))
+    ]
+    if len(holding) != 1:
         return None
-    source = _sample_source(children.apply(0), set(wanted))
+    source = _sample_source(holding[0], set(wanted))
     ids = _ids(source)
     jvm: Any = spark._jvm
     jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, source)
