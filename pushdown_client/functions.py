@@ -98,6 +98,9 @@ class DetectedFunction:
     eval_type: int | None = None
     #: per call, seconds (measured Python UDFs)
     per_call_s: float | None = None
+    #: the share of the measured sample's rows the call returned true for (a boolean UDF), and the sample's rows
+    selectivity: float | None = None
+    sample_rows: int | None = None
 
     def to_spec(self) -> dict[str, Any]:
         """The request's ``functions`` entry."""
@@ -106,6 +109,8 @@ class DetectedFunction:
             spec["deterministic"] = self.deterministic
         if self.interval is not None:
             spec["interval"] = [round(self.interval[0], 3), round(self.interval[1], 3)]
+        if self.selectivity is not None and self.sample_rows:
+            spec["selectivity"], spec["sample_rows"] = round(self.selectivity, 4), self.sample_rows
         return spec
 
 
