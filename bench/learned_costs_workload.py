@@ -544,7 +544,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result["all_queries"] = summarize(rows, list(rows))
     calibration = known_calibration(spark)
     if calibration is not None:
-        result["calibration"] = {**calibration.to_wire(), "python_fixed_s": calibration.python_fixed_s}
+        result["calibration"] = {
+            **calibration.to_wire(),
+            "python_fixed_s": calibration.python_fixed_s,
+            "python_work_factor": calibration.python_work_factor,
+        }
     result["uptime_end"] = uptime()
     result["elapsed_s"] = round(time.perf_counter() - started)
     print(json.dumps({k: result[k] for k in ("workload", "all_queries") if k in result}, indent=1))

@@ -147,7 +147,7 @@ def calibrate(
 #: multiply-adds a call of the busy calibration function, its rows on the executors, its calls in the driver
 BUSY_LOOPS = 300
 BUSY_ROWS = 8000
-BUSY_DRIVER_CALLS = 2000
+BUSY_DRIVER_CALLS = 200
 #: the factor is kept within these bounds (beyond them the measurement is noise, not contention)
 FACTOR_BOUNDS = (0.5, 4.0)
 
@@ -162,18 +162,16 @@ def _busy(value: int) -> bool:
 
 def _python_work_factor(spark: SparkSession, clock: Clock, noop_row_s: float) -> float:
     """Executor seconds of a second of Python work timed in the driver: ``_busy`` as a UDF over
-    ``spark.range`` (its slope less ``noop_row_s``, the no-op UDF's slope), over ``_busy`` called in the driver
-    (fastest of three rounds), within ``FACTOR_BOUNDS``; 1 when either cannot be read."""
+    ``spark.range`` (its slope less ``noop_row_s``, the no-op UDF's slope), over ``_busy`` timed in the driver as
+    a UDF's sample is (``udf_timing.time_calls``: the median of five chunks), within ``FACTOR_BOUNDS``; 1 when either
+    cannot be read."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType
 
-    rounds = []
-    for _ in range(3):
-        started = time.perf_counter()
-        for i in range(BUSY_DRIVER_CALLS):
-            _busy(i)
-        rounds.append((time.perf_counter() - started) / BUSY_DRIVER_CALLS)
-    driver = min(rounds)
+    from pushdown_client.udf_timing import time_calls
+
+    runs = time_calls(_busy, [(i,) for i in range(BUSY_DRIVER_CALLS)], False, 1.0)  # as a UDF's sample is timed
+    driver = sorted(runs)[len(runs) // 2] if runs else 0.0
     busy = F.udf(_busy, BooleanType(), useArrow=False)
     try:
         query = lambda n: spark.range(n).filter(busy(F.col("id"))).count()  # noqa: E731
