@@ -547,7 +547,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         result["calibration"] = {
             **calibration.to_wire(),
             "python_fixed_s": calibration.python_fixed_s,
-            "python_work_factor": calibration.python_work_factor,
         }
     result["uptime_end"] = uptime()
     result["elapsed_s"] = round(time.perf_counter() - started)

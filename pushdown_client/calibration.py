@@ -8,12 +8,8 @@ metrics: a wall-clock figure would divide the operators' time, not the UDF's, by
 the status store cannot be read, wall seconds stand (``source`` says which).
 
 The same count with a no-op Python UDF (pickled rows, as a registered UDF runs) as the filter, less the first,
-is what moving one row through a Python worker costs (``python_row_s``). Each is a slope (``_per_row``). A busy
-Python function (``_busy``) timed in the driver and, as a UDF, on the executors (its slope less the no-op UDF's)
-says how much dearer a second of Python work in the driver is on the executors (``python_work_factor``): their
-tasks share the cores with each other and with the JVM feeding them, and a task's run time counts the waiting,
-where the driver's timing of a UDF on its sample runs alone. Measured once per SparkContext (a few seconds; under
-heavy load on a shared machine more), remembered for the process.
+is what moving one row through a Python worker costs (``python_row_s``). Each is a slope (``_per_row``). Measured
+once per SparkContext (a few seconds; under heavy load on a shared machine more), remembered for the process.
 """
 
 from __future__ import annotations
@@ -48,8 +44,6 @@ class Calibration:
     #: per-row constants of operator kinds, in units, measured on the session (``operator_k``): the engine's
     #: ``options.operator_costs``
     operator_costs: dict[str, float] = field(default_factory=dict)
-    #: executor seconds of a driver second of Python work in a UDF (``_python_work_factor``)
-    python_work_factor: float = 1.0
 
     def to_wire(self) -> dict[str, Any]:
         """``options.calibration`` of a request."""
@@ -128,7 +122,6 @@ def calibrate(
         through = [max(t - row_s, row_s) for t in (py_s, py_lo, py_hi)]
         fixed = _python_fixed_s(spark, python, python_rows)
         operators = _operator_costs(spark, clock, row_s / 3)
-        factor = _python_work_factor(spark, clock, py_s)
         found = Calibration(
             row_s / 3,
             (row_lo / 3, row_hi / 3),
@@ -137,53 +130,10 @@ def calibrate(
             source,
             python_fixed_s=fixed,
             operator_costs=operators,
-            python_work_factor=factor,
         )
         _CALIBRATIONS[key] = found
         logger.info("calibrated %s: %.3g s a unit, %.3g s a Python row", key, found.unit_s, found.python_row_s)
         return found
-
-
-#: multiply-adds a call of the busy calibration function, its rows on the executors, its calls in the driver
-BUSY_LOOPS = 300
-BUSY_ROWS = 8000
-BUSY_DRIVER_CALLS = 200
-#: the factor is kept within these bounds (beyond them the measurement is noise, not contention)
-FACTOR_BOUNDS = (0.5, 4.0)
-
-
-def _busy(value: int) -> bool:
-    """Pure Python work, about ``BUSY_LOOPS`` multiply-adds; always true."""
-    h = value
-    for i in range(BUSY_LOOPS):
-        h = (h * 31 + i) % 1_000_003
-    return h >= 0
-
-
-def _python_work_factor(spark: SparkSession, clock: Clock, noop_row_s: float) -> float:
-    """Executor seconds of a second of Python work timed in the driver: ``_busy`` as a UDF over
-    ``spark.range`` (its slope less ``noop_row_s``, the no-op UDF's slope), over ``_busy`` timed in the driver as
-    a UDF's sample is (``udf_timing.time_calls``: the median of five chunks), within ``FACTOR_BOUNDS``; 1 when either
-    cannot be read."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType
-
-    from pushdown_client.udf_timing import time_calls
-
-    runs = time_calls(_busy, [(i,) for i in range(BUSY_DRIVER_CALLS)], False, 1.0)  # as a UDF's sample is timed
-    driver = sorted(runs)[len(runs) // 2] if runs else 0.0
-    busy = F.udf(_busy, BooleanType(), useArrow=False)
-    try:
-        query = lambda n: spark.range(n).filter(busy(F.col("id"))).count()  # noqa: E731
-        query(BUSY_ROWS // 8)
-        row_s, _ = _per_row(query, BUSY_ROWS, 3, clock)
-    except Exception as exc:  # noqa: BLE001 - the driver's time stands as it is
-        logger.info("Python work not calibrated: %r", exc)
-        return 1.0
-    executor = row_s - noop_row_s
-    if driver <= 0 or executor <= 0:
-        return 1.0
-    return round(min(max(executor / driver, FACTOR_BOUNDS[0]), FACTOR_BOUNDS[1]), 3)
 
 
 def _operator_costs(spark: SparkSession, clock: Clock, unit_s: float) -> dict[str, float]:

@@ -2,13 +2,12 @@
 
 Each Python UDF's own function (unpickled from the analyzed plan's ``PythonUDF``) is timed on up to
 ``SAMPLE_ROWS`` rows of its arguments, read with a ``LIMIT`` from the plan below the UDF (as deep as the arguments'
-columns go through filters, projections and joins: a scan's first rows). Its cost is ``(python_row_s +
-python_work_factor * seconds per call) / unit_s`` (``pushdown_client.calibration``; the factor turns the driver's
-seconds of Python work into the executors'); the interval spans the slowest and fastest chunks of calls and the
-calibration's ranges. The function runs in the driver: its side effects (an accumulator's ``add``) happen there
-too. What it returns on the sample is kept as well: for a boolean UDF, the share of the rows it returned true for
-is the ``selectivity`` of a conjunct that calls it (``costmodel.estimate_functions``), as good as the sample is
-like the data (a scan's first rows).
+columns go through filters, projections and joins: a scan's first rows). Its cost is ``(python_row_s + seconds
+per call) / unit_s`` (``pushdown_client.calibration``); the interval spans the slowest and fastest chunks of calls
+and the calibration's ranges. The function runs in the driver: its side effects (an accumulator's ``add``) happen
+there too. What it returns on the sample is kept as well: for a boolean UDF, the share of the rows it returned
+true for is the ``selectivity`` of a conjunct that calls it (``costmodel.estimate_functions``), as good as the
+sample is like the data (a scan's first rows).
 """
 
 from __future__ import annotations
@@ -244,10 +243,9 @@ def measured(found: DetectedFunction, runs: list[float], rows: int, calibration:
     (400.0, 'measured: 200 sample rows in the driver + Python row transfer', [208, 625])
     """
     median = sorted(runs)[len(runs) // 2]
-    factor = calibration.python_work_factor  # the executors' seconds of a driver second of Python work
-    per_call = calibration.python_row_s + factor * median
-    low = (calibration.python_interval[0] + min(1.0, factor) * min(runs)) / calibration.unit_interval[1]
-    high = (calibration.python_interval[1] + max(1.0, factor) * max(runs)) / calibration.unit_interval[0]
+    per_call = calibration.python_row_s + median
+    low = (calibration.python_interval[0] + min(runs)) / calibration.unit_interval[1]
+    high = (calibration.python_interval[1] + max(runs)) / calibration.unit_interval[0]
     return replace(
         found,
         cost=per_call / calibration.unit_s,

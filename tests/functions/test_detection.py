@@ -156,14 +156,3 @@ def test_a_run_s_python_nodes_give_per_call_costs_only_for_a_node_of_one_udf():
     ]
     sent = function_observations(evaluations, 1e-8, 0.0, ["SLOW", "f"])
     assert sent == [{"name": "slow", "calls": 2500, "per_call_s": 0.001, "unit_s": 1e-8}]
-
-
-def test_the_driver_s_seconds_of_python_work_are_scaled_to_the_executors():
-    """The calibration's ``python_work_factor`` (executor seconds of a driver second of Python work) scales the
-    function's own time, not the row's trip (already measured on the executors)."""
-    calibration = Calibration(1e-8, (0.5e-8, 2e-8), 2e-6, (1e-6, 4e-6), python_work_factor=2.0)
-    got = measured(DetectedFunction("f", "python_udf"), [1e-3, 1.2e-3, 0.9e-3], 200, calibration)
-    assert got.cost == pytest.approx((2e-6 + 2.0 * 1e-3) / 1e-8)
-    assert got.per_call_s == pytest.approx(2e-6 + 2.0 * 1e-3)
-    low, high = got.interval or (0, 0)
-    assert low == pytest.approx((1e-6 + 0.9e-3) / 2e-8) and high == pytest.approx((4e-6 + 2.0 * 1.2e-3) / 0.5e-8)
