@@ -11,13 +11,16 @@ the function::
 
 A declaration may say where its cost came from (``source``: ``declared``, ``detected: python_udf default``,
 ``measured: ...``, ``learned``) and how sure it is (``interval``: ``[low, high]``); the engine uses ``cost``
-only, the service reports both (``function_costs``, docs/cost-model.md).
+only, the service reports both (``function_costs``, docs/cost-model.md). A runner that called the function on a
+sample may also say what share of the sample's rows it returned true for (``selectivity``, of ``sample_rows``):
+the engine's estimate of a conjunct that is that call when nothing better (statistics, a run's feedback) knows
+it (``costmodel.estimate_functions``).
 
 Names are matched case-insensitively, as SQL does. Example::
 
     >>> decls = functions_from_wire({"My_UDF": {"cost": 5}}, "$.functions")
-    >>> decls["my_udf"]
-    FunctionDecl(cost=5.0, deterministic=True, may_fail=False, source=None, interval=None)
+    >>> decls["my_udf"].cost, decls["my_udf"].deterministic, decls["my_udf"].selectivity
+    (5.0, True, None)
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ KNOWN_FUNCTIONS: Final = (
     | {"udf"}
 )
 
-_DECL_KEYS: Final = frozenset({"cost", "deterministic", "may_fail", "source", "interval"})
+_DECL_KEYS: Final = frozenset({"cost", "deterministic", "may_fail", "source", "interval", "selectivity", "sample_rows"})
 #: what a caller may say of a pattern match the engine knows: its cost, and where that came from
 _PATTERN_KEYS: Final = frozenset({"cost", "source", "interval"})
 #: what a match costs depends on the pattern and the strings (a regex over long comments): a caller may say
@@ -96,6 +99,9 @@ class FunctionDecl:
     source: str | None = None
     #: the cost's plausible range (low, high), when it was measured or learned
     interval: tuple[float, float] | None = None
+    #: the share of a sample's rows the call returned true for (a runner's measurement), and the sample's rows
+    selectivity: float | None = None
+    sample_rows: int | None = None
 
 
 def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
@@ -121,6 +127,7 @@ def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
             if flag in decl and not isinstance(decl[flag], bool):
                 raise PlanError("invalid_options", f"{flag} must be true or false", f"{fpath}.{flag}")
         source, interval = _provenance(decl, fpath)
+        selectivity, sample_rows = _sampled_selectivity(decl, fpath)
         if name.lower() in PATTERN_MATCHERS:
             if set(decl) - _PATTERN_KEYS:
                 raise PlanError(
@@ -136,8 +143,20 @@ def functions_from_wire(raw: Any, path: str) -> dict[str, FunctionDecl]:
             decl.get("may_fail", False),
             source,
             interval,
+            selectivity,
+            sample_rows,
         )
     return out
+
+
+def _sampled_selectivity(decl: dict[str, Any], path: str) -> tuple[float | None, int | None]:
+    """A declaration's ``selectivity`` (a share, 0 to 1) and ``sample_rows`` (a positive count), both optional."""
+    share, rows = decl.get("selectivity"), decl.get("sample_rows")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1):
+        raise PlanError("invalid_options", "selectivity must be a number from 0 to 1", f"{path}.selectivity")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows <= 0):
+        raise PlanError("invalid_options", "sample_rows must be a positive integer", f"{path}.sample_rows")
+    return (None if share is None else float(share)), rows
 
 
 def _provenance(decl: dict[str, Any], path: str) -> tuple[str | None, tuple[float, float] | None]:

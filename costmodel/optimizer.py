@@ -16,6 +16,7 @@ from typing import Any
 from costmodel.catalog import Catalog, catalog_from_wire
 from costmodel.cost import CostModel, NodeCost, column_infos
 from costmodel.estimate import DEFAULT_SOURCES, Estimator, SelectivitySource
+from costmodel.estimate_functions import with_function_samples
 from costmodel.estimate_live import ndv_drops
 from costmodel.expr import Expr, Subquery, column_ids, has_subquery, transform
 from costmodel.join_order import catalyst_join_order
@@ -141,7 +142,8 @@ def _run_passes(
     plan: Node, catalog: Catalog, options: Options, sources: tuple[SelectivitySource, ...] | None
 ) -> tuple[Work, list[NodeCost]]:
     """The passes of ``PIPELINE`` over ``plan`` (its subqueries decided), and the cost table of ``plan``."""
-    estimator = Estimator(column_infos(plan, catalog), sources or DEFAULT_SOURCES)
+    chain = with_function_samples(sources or DEFAULT_SOURCES, options.functions)
+    estimator = Estimator(column_infos(plan, catalog), chain)
     model = CostModel(catalog, options, estimator, _tracked_columns(plan))
     model.drop_unread(ndv_drops(plan, []))  # NDVs nothing above reads stay out of estimates (placement: again)
     before = model.table(plan)

@@ -98,6 +98,9 @@ class DetectedFunction:
     eval_type: int | None = None
     #: per call, seconds (measured Python UDFs)
     per_call_s: float | None = None
+    #: the share of the measured sample's rows the call returned true for (a boolean UDF), and the sample's rows
+    selectivity: float | None = None
+    sample_rows: int | None = None
 
     def to_spec(self) -> dict[str, Any]:
         """The request's ``functions`` entry."""
@@ -106,6 +109,8 @@ class DetectedFunction:
             spec["deterministic"] = self.deterministic
         if self.interval is not None:
             spec["interval"] = [round(self.interval[0], 3), round(self.interval[1], 3)]
+        if self.selectivity is not None and self.sample_rows:
+            spec["selectivity"], spec["sample_rows"] = round(self.selectivity, 4), self.sample_rows
         return spec
 
 
@@ -139,8 +144,8 @@ def _expressions(tree: Any) -> Iterable[Mapping[str, Any]]:
 def detect_in_json(plan: Any, sql: str | None = None) -> dict[str, DetectedFunction]:
     """The functions of an analyzed plan's JSON that cost more than a comparison, by the service's name.
 
-    ``sql``: a UDF whose name the query's text does not call (it comes from a view's definition) is left out:
-    the service never sees it.
+    ``sql``: the text the service gets (temporary views inlined, ``pushdown_client.views``); a UDF whose name it
+    does not call (a view made from a DataFrame, a permanent view) is left out: the service never sees it.
 
     >>> udf = {"class": _PKG + "PythonUDF", "name": "Score", "evalType": 100, "udfDeterministic": False}
     >>> found = detect_in_json([{"class": "x.Filter", "condition": [udf, {"class": _PKG + "RLike"}]}])

@@ -200,7 +200,8 @@ def run_sql(
     if detect:
         from pushdown_client.functions import with_detected
 
-        functions, options = with_detected(spark, original, sql, functions, options, measure=detect is True)
+        # the text sent, views inlined: a UDF written inside a temporary view is the service's to place too
+        functions, options = with_detected(spark, original, sent, functions, options, measure=detect is True)
     answer = client.optimize(
         sent,
         catalog=catalog if catalog is not None else session_catalog(spark, sent),

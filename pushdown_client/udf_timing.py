@@ -4,8 +4,10 @@ Each Python UDF's own function (unpickled from the analyzed plan's ``PythonUDF``
 ``SAMPLE_ROWS`` rows of its arguments, read with a ``LIMIT`` from the plan below the UDF (as deep as the arguments'
 columns go through filters, projections and joins: a scan's first rows). Its cost is ``(python_row_s + seconds
 per call) / unit_s`` (``pushdown_client.calibration``); the interval spans the slowest and fastest chunks of calls
-and the calibration's ranges. The function runs in the driver: its side effects (an accumulator's ``add``)
-happen there too.
+and the calibration's ranges. The function runs in the driver: its side effects (an accumulator's ``add``) happen
+there too. What it returns on the sample is kept as well: for a boolean UDF, the share of the rows it returned
+true for is the ``selectivity`` of a conjunct that calls it (``costmodel.estimate_functions``), as good as the
+sample is like the data (a scan's first rows).
 """
 
 from __future__ import annotations
@@ -83,13 +85,11 @@ def _sample_source(plan: Any, wanted: set[int]) -> Any:
 
 
 def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list[tuple[Any, ...]] | None:
-    """Up to ``rows`` rows of the UDF's arguments, read from the plan below its node; None when an argument is not
-    a column of that plan (a nested expression) or the node has no single input."""
+    """Up to ``rows`` rows of the UDF's arguments, read from the input of its node that outputs them all (a
+    filter's or projection's one input; for a UDF in a join's condition, the side its columns come from); None
+    when an argument is not a column (a nested expression) or no single input holds every argument."""
     from pyspark.sql import DataFrame
 
-    children = located.node.children()
-    if children.size() != 1:
-        return None
     args = located.udf.children()
     wanted = []
     for i in range(args.size()):
@@ -97,9 +97,11 @@ def _sample_arguments(spark: SparkSession, located: _Located, rows: int) -> list
         if not arg.getClass().getName().endswith("AttributeReference"):
             return None
         wanted.append(int(arg.exprId().id()))
-    if not set(wanted) <= set(_ids(children.apply(0))):
+    children = located.node.children()
+    holding = [children.apply(i) for i in range(children.size()) if set(wanted) <= set(_ids(children.apply(i)))]
+    if len(holding) != 1:
         return None
-    source = _sample_source(children.apply(0), set(wanted))
+    source = _sample_source(holding[0], set(wanted))
     ids = _ids(source)
     jvm: Any = spark._jvm
     jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, source)
@@ -117,13 +119,21 @@ def _python_function(udf: Any) -> Any:
     return loaded[0] if isinstance(loaded, tuple) else loaded
 
 
-def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, budget_s: float) -> list[float]:
+def time_calls(
+    function: Any,
+    rows: list[tuple[Any, ...]],
+    vectorized: bool,
+    budget_s: float,
+    results: list[Any] | None = None,
+) -> list[float]:
     """Seconds per call of ``function`` on ``rows``, one figure per chunk of calls: as many rows as a first call
-    says fit in ``budget_s`` (at least five), in five chunks, stopping once the budget is spent.
+    says fit in ``budget_s`` (at least five), in five chunks, stopping once the budget is spent. ``results``:
+    where to put what the timed calls returned, one value a row (each row once).
 
-    >>> times = time_calls(lambda x: x + 1, [(i,) for i in range(50)], False, 0.5)
-    >>> 0 < len(times) <= 5 and all(t > 0 for t in times)
-    True
+    >>> returned: list[Any] = []
+    >>> times = time_calls(lambda x: x % 2 == 0, [(i,) for i in range(50)], False, 0.5, returned)
+    >>> 0 < len(times) <= 5 and all(t > 0 for t in times), returned[:3]
+    (True, [True, False, True])
     """
     if not rows:
         return []
@@ -135,8 +145,10 @@ def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, bud
         deadline = time.perf_counter() + budget_s
         for _ in range(5):
             started = time.perf_counter()
-            function(*columns)
+            out = function(*columns)
             runs.append((time.perf_counter() - started) / len(rows))
+            if results is not None and not results:
+                results.extend(list(out))
             if time.perf_counter() > deadline:
                 break
         return runs
@@ -146,16 +158,40 @@ def time_calls(function: Any, rows: list[tuple[Any, ...]], vectorized: bool, bud
     rows = rows[: max(5, min(len(rows), int(budget_s / max(first, 1e-9))))]
     chunk = -(-len(rows) // 5)
     runs = []
+    keep = results.append if results is not None else None
     deadline = time.perf_counter() + budget_s
     for start in range(0, len(rows), chunk):
         part = rows[start : start + chunk]
         started = time.perf_counter()
-        for row in part:
-            function(*row)
+        if keep is None:
+            for row in part:
+                function(*row)
+        else:
+            for row in part:
+                keep(function(*row))
         runs.append((time.perf_counter() - started) / len(part))
         if time.perf_counter() > deadline:
             break
     return runs
+
+
+def sampled_selectivity(results: list[Any]) -> float | None:
+    """The share of ``results`` that are true, when every one is a boolean or None (a predicate's values); None
+    for any other function, or no results.
+
+    >>> sampled_selectivity([True, False, None, True]), sampled_selectivity(["a", True]), sampled_selectivity([])
+    (0.5, None, None)
+    """
+    if not results:
+        return None
+    kept = 0
+    for value in results:
+        if value is None or type(value).__name__ == "NAType":  # pandas' missing boolean
+            continue
+        if not isinstance(value, bool) and type(value).__name__ not in ("bool_", "bool"):  # numpy's bool too
+            return None
+        kept += bool(value)
+    return kept / len(results)
 
 
 def measure_python_udfs(
@@ -184,11 +220,17 @@ def measure_python_udfs(
             if not rows:
                 logger.info("%s not measured: no sample of its arguments", name)
                 continue
-            runs = time_calls(_python_function(where.udf), rows, found.kind != "python_udf", budget_s)
+            returned: list[Any] = []
+            runs = time_calls(_python_function(where.udf), rows, found.kind != "python_udf", budget_s, returned)
         except Exception as exc:  # noqa: BLE001 - the default stands
             logger.warning("%s not measured: %r", name, exc)
             continue
-        out[name] = measured(found, runs, len(rows), calibration)
+        share = sampled_selectivity(returned)
+        out[name] = replace(
+            measured(found, runs, len(rows), calibration),
+            selectivity=share,
+            sample_rows=len(returned) if share is not None else None,
+        )
     return out
 
 

@@ -45,6 +45,9 @@ ROW_PRESERVING = frozenset(
         "Coalesce",
     }
 )
+#: Nodes that evaluate Python UDFs for the operator above them: every row passes, with the UDFs' results added as
+#: ``pythonUDF<n>`` columns, which the ``Filter`` above tests.
+PYTHON_EVALUATIONS = ("BatchEvalPython", "ArrowEvalPython")
 #: Subquery holders: their edges carry a subquery's result, not rows of the operator's input.
 SUBQUERY_NODES = frozenset({"Subquery", "SubqueryBroadcast", "ReusedSubquery", "SubqueryAdaptiveBroadcast"})
 AGGREGATE_NODES = frozenset({"HashAggregate", "ObjectHashAggregate", "SortAggregate"})
@@ -214,6 +217,35 @@ class SparkGraph:
             if self.nodes[current].kind not in ROW_PRESERVING:
                 return current
 
+    def filters_above(self, node_id: int) -> tuple[int, list[str]] | None:
+        """The ``Filter`` operators right above ``node_id`` as one: the topmost one's id and all their conjuncts, a
+        Python UDF's result column (``pythonUDF0#12``) spelled as the call it holds (Spark evaluates a filter's
+        Python UDFs in a node below it and may push the rest of the filter below that node). None when no
+        ``Filter`` is right above.
+
+        >>> g = SparkGraph.from_dict({"nodes": [
+        ...     {"id": 1, "name": "Scan parquet ", "desc": "FileScan parquet [k#1,t#2]", "rows": 10},
+        ...     {"id": 2, "name": "Filter", "desc": "Filter isnotnull(k#1)", "rows": 9},
+        ...     {"id": 3, "name": "BatchEvalPython", "desc": "BatchEvalPython [f(t#2)#5], [pythonUDF0#7]", "rows": 9},
+        ...     {"id": 4, "name": "Filter", "desc": "Filter pythonUDF0#7", "rows": 3}],
+        ...     "edges": [[1, 2], [2, 3], [3, 4]]})
+        >>> g.filters_above(1)
+        (4, ['isnotnull(k#1)', 'f(t#2)'])
+        """
+        top, conjuncts, results = None, [], {}
+        current = node_id
+        while len(self.parents.get(current, ())) == 1:
+            current = self.parents[current][0]
+            node = self.nodes[current]
+            if node.kind.startswith(PYTHON_EVALUATIONS):
+                results.update(python_results(node.desc))
+            elif node.kind == "Filter":
+                top = current
+                conjuncts.extend(split_conjuncts(_spelled(filter_condition(node), results)))
+            elif node.kind not in ROW_PRESERVING:
+                break
+        return None if top is None else (top, conjuncts)
+
     def down(self, node_id: int) -> tuple[int, ...]:
         """The first operators below ``node_id`` that are not row-preserving, one per input."""
         found: list[int] = []
@@ -276,6 +308,41 @@ def _closing(text: str, start: int) -> int:
             if depth == 0:
                 return i
     return -1
+
+
+def python_results(desc: str) -> dict[str, str]:
+    """A Python evaluation node's result columns and the calls they hold, from its description.
+
+    >>> python_results("BatchEvalPython [f(a#1)#5, g(upper(b#2), 3)#6], [pythonUDF0#7, pythonUDF1#8]")
+    {'pythonUDF0#7': 'f(a#1)', 'pythonUDF1#8': 'g(upper(b#2), 3)'}
+    """
+    lists = re.findall(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]", desc)
+    if len(lists) < 2:
+        return {}
+    calls = [re.sub(r"#\d+L?$", "", call.strip()) for call in _top_level_items(lists[0])]
+    names = [name.strip() for name in _top_level_items(lists[1])]
+    return dict(zip(names, calls, strict=False)) if len(calls) == len(names) else {}
+
+
+def _top_level_items(text: str) -> list[str]:
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item for item in items if item.strip()]
+
+
+def _spelled(condition: str, results: Mapping[str, str]) -> str:
+    """``condition`` with each Python UDF result column replaced by its call."""
+    if not results:
+        return condition
+    return re.sub(r"\bpythonUDF\d+#\d+L?\b", lambda m: results.get(m.group(0), m.group(0)), condition)
 
 
 def filter_condition(node: SparkNode) -> str:

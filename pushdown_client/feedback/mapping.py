@@ -148,7 +148,11 @@ def same_predicates(
 
     ``never_null``: columns known to hold no NULL, whose ``isnotnull`` Spark may add without changing the count.
     """
-    spark_parts = split_conjuncts(spark_condition) if spark_condition else []
+    return same_conjuncts(ours, split_conjuncts(spark_condition) if spark_condition else [], never_null)
+
+
+def same_conjuncts(ours: list[Any], spark_parts: list[str], never_null: frozenset[str] = frozenset()) -> str | None:
+    """``same_predicates`` on Spark's conjuncts already split."""
     not_null_spark = {c for c in map(not_null_column, spark_parts) if c is not None}
     rest_spark = [p for p in spark_parts if not_null_column(p) is None]
     ours_not_null = {
@@ -264,13 +268,19 @@ class _Mapper:
             else:
                 self.result.unmapped[node_id] = "Spark pushed filters into the scan: it may skip rows unread"
             return
-        if spark_filter is None:
-            self.result.unmapped[node_id] = "Spark has no filter above the scan"
-            return
-        why = same_predicates(filters, filter_condition(spark_filter), self.never_null.get(table, frozenset()))
-        if why is not None:
-            self.result.unmapped[node_id] = why
-            return
+        never_null = self.never_null.get(table, frozenset())
+        why = (
+            "Spark has no filter above the scan"
+            if spark_filter is None
+            else same_predicates(filters, filter_condition(spark_filter), never_null)
+        )
+        if why is not None:  # a Python UDF among the filters: Spark's filter is split around its evaluation
+            chain = self.graph.filters_above(scan.id)
+            if chain is None or same_conjuncts(filters, chain[1], never_null) is not None:
+                self.result.unmapped[node_id] = why
+                return
+            spark_filter = self.graph.node(chain[0])
+        assert spark_filter is not None
         self.anchor[node_id] = spark_filter.id
         self.count(node_id, spark_filter.rows, rows_in)
 
@@ -281,13 +291,19 @@ class _Mapper:
             self.result.unmapped[node_id] = "the operator below it was not found in Spark's plan"
             return
         above = self.graph.up(below)
-        if above is None or self.graph.node(above).kind != "Filter":
-            self.result.unmapped[node_id] = "Spark has no filter of its own here (fused or moved)"
-            return
-        why = same_predicates(conjuncts(node.get("predicate")), filter_condition(self.graph.node(above)))
-        if why is not None:
-            self.result.unmapped[node_id] = why
-            return
+        ours = conjuncts(node.get("predicate"))
+        why = (
+            "Spark has no filter of its own here (fused or moved)"
+            if above is None or self.graph.node(above).kind != "Filter"
+            else same_predicates(ours, filter_condition(self.graph.node(above)))
+        )
+        if why is not None:  # a Python UDF in it: Spark's filter is split around the UDF's evaluation
+            chain = self.graph.filters_above(below)
+            if chain is None or same_conjuncts(ours, chain[1]) is not None:
+                self.result.unmapped[node_id] = why
+                return
+            above = chain[0]
+        assert above is not None
         self.anchor[node_id] = above
         feeding = self.actual.get(input_id)
         direct = self.graph.down(above) == (below,)

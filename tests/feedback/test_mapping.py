@@ -74,3 +74,42 @@ def test_the_client_knows_every_wire_op_the_service_has() -> None:
     from pushdown_client.feedback.mapping import WireOp
 
     assert set(get_args(WireOp)) == set(get_args(ServiceWireOp)) == set(wire_ops())
+
+
+#: a scan filtered by a Python UDF as Spark 4 runs it: the join key's isnotnull pushed below the UDF's evaluation,
+#: the filter above testing the UDF's result column
+UDF_ON_SCAN = {
+    "nodes": [
+        {
+            "id": 1,
+            "name": "Scan parquet ",
+            "desc": "FileScan parquet [c_custkey#1L,c_comment#2] Location: x",
+            "rows": 15000,
+        },
+        {"id": 2, "name": "Filter", "desc": "Filter isnotnull(c_custkey#1L)", "rows": 15000},
+        {
+            "id": 3,
+            "name": "BatchEvalPython",
+            "desc": "BatchEvalPython [active(c_custkey#1L)#9], [pythonUDF0#12]",
+            "rows": 15000,
+        },
+        {"id": 4, "name": "Filter", "desc": "Filter pythonUDF0#12", "rows": 544},
+        {"id": 5, "name": "Project", "desc": "Project [c_custkey#1L]", "rows": None},
+    ],
+    "edges": [[1, 2], [2, 3], [3, 4], [4, 5]],
+}
+UDF_PLAN = {
+    "op": "scan",
+    "id": "n1",
+    "table": "customer",
+    "filters": [{"fn": "active", "args": [{"col": "c.c_custkey"}]}],
+}
+
+
+def test_a_scan_filtered_by_a_python_udf_is_counted_above_the_udfs_evaluation() -> None:
+    graph = SparkGraph.from_dict(UDF_ON_SCAN)
+    report = map_actuals(UDF_PLAN, graph, {"customer": TableSource("Scan parquet @ x")})
+    assert [(n.id, n.rows_out) for n in report.nodes] == [("n1", 544)]
+    other = {**UDF_PLAN, "filters": [{"fn": "active", "args": [{"col": "c.c_comment"}]}]}
+    wrong = map_actuals(other, graph, {"customer": TableSource("Scan parquet @ x")})
+    assert wrong.nodes == [] and wrong.unmapped["n1"]  # the UDF Spark evaluated reads another column

@@ -84,7 +84,9 @@ class Udfs:
 @pytest.fixture(scope="module")
 def world(spark: Any) -> tuple[Any, Udfs]:
     register(spark)
-    ords = [(i, i % 1001, f"note {i % 97}") for i in range(4000)]
+    # both UDFs keep the one comment in ten whose length is not a multiple of 3, on their sample as on the table:
+    # below the wide join, the cheap one saves the join nine rows in ten
+    ords = [(i, i % 1001, "note xy" if i % 10 == 0 else "note x") for i in range(4000)]
     spark.createDataFrame(ords, "o_id INT, o_custkey INT, o_comment STRING").createOrReplaceTempView("cost_ords")
     custs = [(i, f"Customer#{i}") for i in range(1000)]
     spark.createDataFrame(custs, "c_custkey INT, c_name STRING").createOrReplaceTempView("cost_custs")
@@ -243,3 +245,114 @@ def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
     assert learned["cost"] * calibrate(spark).unit_s > SLOW_S / 2
     _, calls = udfs.count(second.collect)
     assert calls == 3997
+
+
+def test_a_udf_written_in_a_temporary_view_is_measured_and_held_above_the_join(world):
+    """``run_sql`` sends the query with the view inlined; the view's UDF is detected in that text (not left out
+    because the query as written does not name it), measured, and held above the selective join."""
+    spark, udfs = world
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW slow_orders AS SELECT * FROM orders WHERE slow_udf(o_comment)")
+    sql = (
+        "SELECT o.o_id, c.c_name FROM slow_orders o JOIN customer c ON o.o_custkey = c.c_custkey "
+        "WHERE c.c_mktsegment = 'BUILDING' AND c.c_nationkey = 5"
+    )
+    client = Recording()
+    run = run_sql(spark, sql, client=client, catalog=catalog())
+    assert client.sent[0]["functions"]["slow_udf"]["source"].startswith("measured:")
+    assert run.answer["spark"]["barriers"] == ["slow_udf(o.o_comment)"]
+    rows, calls = udfs.count(run.collect)
+    assert 0 < calls == spark.sql(JOINED).first()[0]
+    assert sorted(rows) == sorted(spark.sql(sql).collect())
+
+
+def test_a_udf_in_a_join_condition_is_measured_on_its_side(world):
+    """The UDF's node is the join; its arguments are sampled from the side that has them."""
+    spark, udfs = world
+    sql = (
+        "SELECT o.o_id, c.c_name FROM orders o JOIN customer c ON o.o_custkey = c.c_custkey "
+        "AND slow_udf(o.o_comment) WHERE c.c_mktsegment = 'BUILDING' AND c.c_nationkey = 5"
+    )
+    client = Recording()
+    run = run_sql(spark, sql, client=client, catalog=catalog())
+    sent = client.sent[0]["functions"]["slow_udf"]
+    assert sent["source"].startswith("measured:")
+    calibration = calibrate(spark)
+    assert sent["cost"] * calibration.unit_s > SLOW_S / 3
+    rows, calls = udfs.count(run.collect)
+    assert 0 < calls == spark.sql(JOINED).first()[0]
+    assert sorted(rows) == sorted(spark.sql(sql).collect())
+
+
+def test_a_boolean_udf_sends_the_share_of_its_sample_it_kept(world):
+    """The measured calls' results are a sample of the conjunct: its selectivity goes with the cost."""
+    spark, _ = world
+    client = Recording()
+    run_sql(spark, SELECTIVE.format(udf="cheap_udf"), client=client, catalog=catalog())
+    sent = client.sent[0]["functions"]["cheap_udf"]
+    rows = sent["sample_rows"]
+    comments = [r[0] for r in spark.table("orders").select("o_comment").limit(rows).collect()]
+    kept = sum(1 for text in comments if text is not None and len(text) % 3 != 0)
+    assert 0 < rows <= 200 and sent["selectivity"] == round(kept / rows, 4)
+
+
+#: customers whose key is below this (the first rows, all the driver's sample reads) are active, and one in 100
+#: of the rest: the sample says every customer is, the table about 6%
+ACTIVE_BELOW = 200
+MISLEADING = (
+    "SELECT o.o_id, c.c_key FROM mis_ords o JOIN mis_custs c ON o.o_custkey = c.c_key "
+    "WHERE active_cust(c.c_key) AND cheap_udf(o.o_comment)"
+)
+MIS_CATALOG: dict[str, Any] = {
+    "tables": {
+        "mis_ords": {
+            "columns": [
+                {"name": "o_id", "type": "int"},
+                {"name": "o_custkey", "type": "int"},
+                {"name": "o_comment", "type": "string"},
+            ],
+            "row_count": 8000,
+            "column_stats": {"o_custkey": {"ndv": 4000, "min": 0, "max": 3999, "null_count": 0}},
+        },
+        "mis_custs": {
+            "columns": [{"name": "c_key", "type": "int"}],
+            "row_count": 4000,
+            "column_stats": {"c_key": {"ndv": 4000, "min": 0, "max": 3999, "null_count": 0}},
+        },
+    }
+}
+
+
+@pytest.mark.slow
+def test_a_misleading_sample_is_corrected_by_the_runs_feedback(
+    world, serve: Serve, make_settings: Callable[..., Settings], tmp_path: Path
+):
+    """``active_cust`` keeps every customer of its sample (the file's first rows) and about 6% of the table. Run
+    1 believes the sample: the join keeps every order, so ``cheap_udf`` is left below it (on every order, as Spark
+    puts it). The run's feedback counts what the customers' filter kept; run 2 estimates the join from that and
+    holds ``cheap_udf`` above it, on the joined rows only."""
+    from pyspark.sql.types import BooleanType
+
+    spark, udfs = world
+    spark.udf.register("active_cust", lambda k: k is not None and (k < ACTIVE_BELOW or k % 100 == 0), BooleanType())
+    ords = [(i, i % 4000, f"note {i % 97}") for i in range(8000)]
+    spark.createDataFrame(ords, "o_id INT, o_custkey INT, o_comment STRING").createOrReplaceTempView("mis_ords")
+    custs = spark.createDataFrame([(i,) for i in range(4000)], "c_key INT")  # in key order: the sample is 0-199
+    custs.createOrReplaceTempView("mis_custs")
+    app = create_app(make_settings(data_dir=tmp_path / "data"))
+    with serve(app) as url:
+        client = PushdownClient(url)
+        first = run_sql(spark, MISLEADING, client=client, catalog=MIS_CATALOG)
+        sample = costs(first.answer)["active_cust"]
+        assert first.answer["spark"]["barriers"] == []
+        first_rows, first_calls = udfs.count(first.collect)
+        assert first_calls == 8000  # below the join, on every order
+        assert first.actual is not None
+        second = run_sql(spark, MISLEADING, client=client, catalog=MIS_CATALOG)
+    assert sample["source"].startswith("measured:")
+    assert second.answer["spark"]["barriers"] == ["cheap_udf(o.o_comment)"]
+    joined = spark.sql(
+        "SELECT count(*) FROM mis_ords o JOIN mis_custs c ON o.o_custkey = c.c_key WHERE active_cust(c.c_key)"
+    ).first()[0]
+    rows, calls = udfs.count(second.collect)
+    assert calls == joined < 8000 // 10
+    assert sorted(rows) == sorted(first_rows) == sorted(spark.sql(MISLEADING).collect())
