@@ -91,6 +91,7 @@ SWITCHES: dict[str, tuple[tuple[str, str, Any], ...]] = {
     "robust": (("costmodel.passes.place", "robust_placement", lambda work, pred: None),),
     "rule_based_instead": (("costmodel.optimizer", "_EPS", float("inf")),),
     "portable_as_written": (("service.answer_parts", "portable_as_written", lambda response, spark: None),),
+    "immaterial_savings": (("service.answer_parts", "_immaterial", lambda cost, min_savings: False),),
     # bounds on one column estimated as a product again: in the estimator's AND, a filter's rows, the statistics
     # source (an index's fetch reads the estimator's AND, so it follows)
     "range_interval": (
@@ -231,6 +232,9 @@ BEHAVIOURS: dict[str, str] = {
     "portable_as_written": "d592baf (issue 41): where Spark runs the query as written, sql_portable is the query "
     "as written too, not the rendering (which inlined a CTE used twice and wrote out derived filters; "
     "bench/corpus_duckdb.py)",
+    "immaterial_savings": "9443887 (issue 41): an answer whose estimated savings against rule-based pushdown are "
+    "below options.min_savings (1%), or whose interval reaches below 0, runs on Spark as written "
+    "(spark.immaterial, with a warning)",
     "range_interval": "f06dafd (issue 42): bounds on one column (d >= x AND d <= y) are estimated as one interval, "
     "as BETWEEN is, not as the product of their fractions",
     "robust": "54a27b0 (issue 42): a predicate held by cost whose decision flips inside its selectivity interval "
