@@ -319,23 +319,25 @@ def python_results(desc: str) -> dict[str, str]:
     lists = re.findall(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]", desc)
     if len(lists) < 2:
         return {}
-    calls = [re.sub(r"#\d+L?$", "", call.strip()) for call in _top_level_items(lists[0])]
-    names = [name.strip() for name in _top_level_items(lists[1])]
+    calls = [re.sub(r"#\d+L?$", "", call.strip()) for call in split_keys(lists[0])]
+    names = [name.strip() for name in split_keys(lists[1])]
     return dict(zip(names, calls, strict=False)) if len(calls) == len(names) else {}
 
 
-def _top_level_items(text: str) -> list[str]:
-    items, depth, start = [], 0, 0
+def split_keys(text: str) -> list[str]:
+    """``a#1, b#2`` -> two keys (commas inside parentheses stay)."""
+    keys, depth, start = [], 0, 0
     for i, char in enumerate(text):
         if char in "([":
             depth += 1
         elif char in ")]":
             depth -= 1
         elif char == "," and depth == 0:
-            items.append(text[start:i])
+            keys.append(text[start:i].strip())
             start = i + 1
-    items.append(text[start:])
-    return [item for item in items if item.strip()]
+    if text[start:].strip():
+        keys.append(text[start:].strip())
+    return keys
 
 
 def _spelled(condition: str, results: Mapping[str, str]) -> str:

@@ -33,6 +33,7 @@ from pushdown_client.feedback.graph import (
     filter_condition,
     not_null_column,
     split_conjuncts,
+    split_keys,
 )
 
 #: The answer's join types as Spark prints them in a join's description.
@@ -383,22 +384,6 @@ def _join_differs(node: Mapping[str, Any], spark_join: SparkNode) -> str | None:
     if spark_residual != our_residual:
         return "Spark's join condition differs from the plan's (a filter fused into it?)"
     return None
-
-
-def split_keys(text: str) -> list[str]:
-    """``a#1, b#2`` -> two keys (commas inside parentheses stay)."""
-    keys, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-        elif char == "," and depth == 0:
-            keys.append(text[start:i].strip())
-            start = i + 1
-    if text[start:].strip():
-        keys.append(text[start:].strip())
-    return keys
 
 
 def map_actuals(
