@@ -116,7 +116,6 @@ class CostModel:
         #: columns whose NDV nobody gave: assumed to be their table's row count (see _join)
         self.guessed: set[int] = set()
         self._joint_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float | None]] = {}
-        self._interval_cache: dict[tuple[int, ...], tuple[tuple[Expr, ...], float]] = {}
         self._samples = any(getattr(source, "name", "") in JOINT_SOURCES for source in estimator.sources)
         self._memo: dict[int, tuple[Node, RowEstimate]] = {}
         #: the node being estimated and its inputs' estimates (``_estimate``, read by ``make``)
@@ -262,13 +261,9 @@ class CostModel:
         return rows, k
 
     def _interval(self, bounds: list[Expr]) -> float:
-        """The selectivity of bounds on one column together (an interval when statistics place them)."""
-        key = tuple([id(b) for b in bounds])
-        hit = self._interval_cache.get(key)
-        if hit is None or any(a is not b for a, b in zip(hit[0], bounds, strict=True)):
-            hit = (tuple(bounds), self.estimator.estimate(Call("and", tuple(bounds))).selectivity)
-            self._interval_cache[key] = hit
-        return hit[1]
+        """The selectivity of bounds on one column together (an interval when statistics place them); the
+        estimator remembers an equal conjunction's estimate, so asking again costs a lookup."""
+        return self.estimator.estimate(and_(bounds)).selectivity
 
     def _joint(self, predicates: list[Expr]) -> float | None:
         """The selectivity of a conjunction as a whole, when a sample estimated it so."""
