@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.corpus_spark import geomean, ratio  # noqa: E402
 from tests.corpus.check import (  # noqa: E402
     FORMS,
     Query,
@@ -60,7 +60,7 @@ def timed(con: Any, original: str, answer: str, runs: int) -> dict[str, float | 
         for key, sql in order[shift:] + order[:shift]:
             times[key].append(duckdb_rows(con, sql)[2])
     o, n, o2 = (statistics.median(times[k]) for k in ("O", "N", "O2"))
-    return {"original_s": round(o, 5), "answer_s": round(n, 5), "n_over_o": _ratio(n, o), "o2_over_o": _ratio(o2, o)}
+    return {"original_s": round(o, 5), "answer_s": round(n, 5), "n_over_o": ratio(n, o), "o2_over_o": ratio(o2, o)}
 
 
 def compare(con: Any, query: Query, answer: dict[str, Any], runs: int, confirm_runs: int) -> dict[str, Any]:
@@ -100,15 +100,6 @@ def above_bar(entry: dict[str, Any]) -> bool:
     first = entry.get("n_over_o") or 0
     again = (entry.get("confirm") or {}).get("n_over_o") or 0
     return first > BAR and again > BAR
-
-
-def _ratio(x: float | None, y: float | None) -> float | None:
-    return None if x is None or not y else round(x / y, 3)
-
-
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v]
-    return round(math.exp(sum(math.log(v) for v in values) / len(values)), 3) if values else None
 
 
 def main(argv: list[str] | None = None) -> int:

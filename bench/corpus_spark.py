@@ -112,7 +112,7 @@ def _median(times: list[float]) -> float | None:
     return statistics.median(times) if times else None
 
 
-def _ratio(a: float | None, b: float | None) -> float | None:
+def ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 
 
@@ -149,8 +149,8 @@ def spark_times(spark: Any, query: Query, answer: dict[str, Any], runs: int, tim
     out.update({f"{k.lower()}_s": None if v is None else round(v, 4) for k, v in med.items()})
     out["rows"] = len(rows["C"]) if "C" in rows else None
     out["rows_agree"] = rows.get("D", rows.get("C")) == rows.get("C") if "C" in rows else None
-    out["d_over_c"] = _ratio(med.get("D"), med["C"]) if "D" in configs else 1.0
-    out["c2_over_c"] = _ratio(med["C2"], med["C"])
+    out["d_over_c"] = ratio(med.get("D"), med["C"]) if "D" in configs else 1.0
+    out["c2_over_c"] = ratio(med["C2"], med["C"])
     if failed:
         out["failed"] = failed
     return out
@@ -175,8 +175,8 @@ def duckdb_times(con: Any, query: Query, answer: dict[str, Any], runs: int) -> d
     return {
         "original_s": round(a or 0, 5),
         "answer_s": round(b or 0, 5),
-        "answer_over_original": _ratio(b, a),
-        "original_again_over_original": _ratio(c, a),
+        "answer_over_original": ratio(b, a),
+        "original_again_over_original": ratio(c, a),
         "rows_agree": original[1] == rewritten[1],
         # an unnamed expression takes Spark's name in the answer (``count(1)``) where DuckDB names the original its
         # own way (``count_star()``): listed, not counted as a row difference (tests/corpus/check.py accepts either)
