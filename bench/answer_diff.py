@@ -116,7 +116,7 @@ def _resolve(path: str) -> Any:
     """The module, or the class in a module, that ``path`` names (``costmodel.estimate_stats.ColumnStatsSource``)."""
     import importlib
 
-    module, _, rest = path, "", ""
+    module, rest = path, ""
     while True:
         try:
             target = importlib.import_module(module)
