@@ -169,7 +169,16 @@ class OptimizeResponse(BaseModel):
     context: Context | None = None
     summary: list[PredicateSummary] = Field(default_factory=list, description="Per predicate, read first.")
     plan: dict[str, Any] = Field(description="The rewritten plan.")
-    sql: str | None = Field(default=None, description="The rewritten query, when SQL came in.")
+    sql: str | None = Field(
+        default=None,
+        description="The one query to run, when SQL came in: for dialect `spark` it is `spark.sql` (the request's "
+        "own text when `spark.as_written`); for another dialect the rewrite in that dialect.",
+    )
+    sql_portable: str | None = Field(
+        default=None,
+        description="The engine-neutral rewrite without Spark's barriers, when SQL came in; the request's own text "
+        "where Spark runs it as written (the answer adds nothing to an engine's own pushdown).",
+    )
     substrait: dict[str, Any] | None = Field(
         default=None, description="The rewritten plan as Substrait JSON, when Substrait came in."
     )
