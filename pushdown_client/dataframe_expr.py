@@ -123,13 +123,12 @@ class ExpressionWriter:
             for function, spec in self.by_function:
                 if function.equals(expr.func()):
                     declared = spec
-            self.udfs[name] = Udf(name, expr, declared.get("cost"), dict(declared))
-        written: dict[str, Any] = {
+            self.udfs[name] = Udf(name, expr, dict(declared))
+        # the cost lives in the request's ``functions`` under this name only (``Translation.functions``): a cost
+        # written on the call would win over the one the service learns from runs for that name
+        return {
             "fn": "udf",
             "name": name,
             "args": [sub(c) for c in seq(expr.children())],
             "deterministic": bool(expr.udfDeterministic()),
         }
-        if self.udfs[name].cost is not None:
-            written["cost"] = self.udfs[name].cost
-        return written

@@ -45,8 +45,7 @@ class Udf:
 
     name: str
     expression: Any
-    cost: float | None
-    #: what the caller declared about it (``cost``, ``deterministic``, ``may_fail``)
+    #: what the caller declared about it (``cost``, ``deterministic``, ``may_fail``), or what was measured of it
     declared: dict[str, Any] = field(default_factory=dict)
 
 

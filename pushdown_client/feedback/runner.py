@@ -172,8 +172,13 @@ def udf_costs(spark: SparkSession, answer: Mapping[str, Any], executions: Any) -
         return []
     found = python_evaluations(executions)
     aliases = {n.lower().removeprefix(DATAFRAME_UDF_PREFIX): n for n in names if n.startswith(DATAFRAME_UDF_PREFIX)}
+    measured = {
+        str(c["name"]): float(c["cost"]) * calibration.unit_s
+        for c in answer.get("function_costs") or []
+        if str(c.get("source", "")).startswith(("measured", "learned")) and isinstance(c.get("cost"), (int, float))
+    }
     return function_observations(
-        found, calibration.unit_s, calibration.python_row_s, names, calibration.python_fixed_s, aliases
+        found, calibration.unit_s, calibration.python_row_s, names, calibration.python_fixed_s, aliases, measured
     )
 
 

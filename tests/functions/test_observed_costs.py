@@ -8,7 +8,13 @@ import pytest
 
 from pushdown_client.calibration import Calibration, _per_row, operator_k
 from pushdown_client.executor_time import new_stage_seconds
-from pushdown_client.feedback.python_udfs import MIN_CALLS, TRUST_FACTOR, PythonEvaluation, function_observations
+from pushdown_client.feedback.python_udfs import (
+    MEASURED_FACTOR,
+    MIN_CALLS,
+    TRUST_FACTOR,
+    PythonEvaluation,
+    function_observations,
+)
 from pushdown_client.functions import calibrated_options
 
 
@@ -19,6 +25,19 @@ def test_a_udf_seen_on_few_calls_is_not_learned_from():
     many = [PythonEvaluation(("check",), 75_000, 1.52)]
     (sent,) = function_observations(many, 5e-8, 2e-6, fixed_s=0.02)
     assert sent["calls"] == 75_000 and sent["per_call_s"] == pytest.approx((1.52 - 0.02) / 75_000 + 2e-6)
+
+
+def test_a_run_far_dearer_a_call_than_the_drivers_measurement_is_not_learned_from():
+    """The DataFrame workload's d01 above its joins: 2,296 calls in 2.6 s of Python time (first-batch imports,
+    Arrow set-up, the wait for the joins' rows) where the driver measured 55 us a call: not the function's cost.
+    Within ``MEASURED_FACTOR`` of the measurement (the executors' contention) it is learned."""
+    run = [PythonEvaluation(("__pushdown_udf_score",), 2296, 2.6)]
+    measured = {"__pushdown_udf_score": 5.5e-5}
+    assert function_observations(run, 4e-9, 5e-6, fixed_s=0.0, measured_s=measured) == []
+    assert function_observations(run, 4e-9, 5e-6, fixed_s=0.0) != []  # without a measurement, nothing to hold it to
+    near = [PythonEvaluation(("__pushdown_udf_score",), 2296, 2296 * 5.5e-5 * (MEASURED_FACTOR - 0.5))]
+    (sent,) = function_observations(near, 4e-9, 5e-6, fixed_s=0.0, measured_s=measured)
+    assert sent["per_call_s"] <= MEASURED_FACTOR * measured["__pushdown_udf_score"]
 
 
 def test_enough_calls_whose_time_is_mostly_start_up_are_not_learned_from():

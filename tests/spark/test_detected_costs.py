@@ -228,7 +228,7 @@ def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
 
     app = create_app(make_settings(data_dir=tmp_path / "data"))
     with serve(app) as url:
-        client = PushdownClient(url)
+        client = Recording(url=url)
         first = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)  # statistics per leaf label
         sent = costs(first.answer)["__pushdown_udf_slow_udf"]
         assert sent["source"].startswith("measured:")
@@ -245,6 +245,22 @@ def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
     assert learned["cost"] * calibrate(spark).unit_s > SLOW_S / 2
     _, calls = udfs.count(second.collect)
     assert calls == 3997
+    # the call carries no cost of its own (one would win over the learned one): the engine priced it as learned
+    sent = client.sent[-1]
+    assert [c for c in udf_calls(sent["plan"]) if "cost" in c] == []
+    assert sent["functions"]["__pushdown_udf_slow_udf"]["source"].startswith("measured:")
+    filters = [n["k"] for n in second.answer["cost"]["after"]["nodes"] if n["operator"] == "filter"]
+    assert any(abs(k - learned["cost"]) <= 0.01 * learned["cost"] for k in filters), (filters, learned["cost"])
+
+
+def udf_calls(item: Any) -> list[dict[str, Any]]:
+    """Every ``{"fn": "udf"}`` call in a wire plan."""
+    if isinstance(item, list):
+        return [c for x in item for c in udf_calls(x)]
+    if not isinstance(item, dict):
+        return []
+    own = [item] if item.get("fn") == "udf" else []
+    return own + [c for v in item.values() for c in udf_calls(v)]
 
 
 def test_a_udf_written_in_a_temporary_view_is_measured_and_held_above_the_join(world):
