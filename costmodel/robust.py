@@ -97,19 +97,20 @@ def _what_if(work: Work, forms: list[Expr], selectivity: float) -> CostModel:
     return CostModel(work.catalog, work.options, estimator, model.tracked)
 
 
-class _End:
-    """A selectivity source that answers every predicate with one end of its own estimate's interval."""
+class _AtEnd(Estimator):
+    """Every predicate, compound ones too, at one end of the interval ``known`` gives it. ``known`` has already
+    folded, hashed and asked its sources for each predicate of the plans, so this what-if does none of it again
+    (a constant predicate's interval is its one value, so folding it again would give the same)."""
 
-    name = "what_if"
-
-    def __init__(self, estimator: Estimator, end: str) -> None:
-        self.estimator = estimator
+    def __init__(self, known: Estimator, end: str) -> None:
+        super().__init__(known.columns, ())
+        self.known = known
         self.end = end
 
-    def estimate(self, predicate: Expr, columns: Any) -> SelectivityEstimate | None:
-        known = self.estimator.estimate(predicate)
+    def estimate(self, predicate: Expr) -> SelectivityEstimate:
+        known = self.known.estimate(predicate)
         s = known.low if self.end == "low" else known.high
-        return SelectivityEstimate(s, s, s, self.name)
+        return SelectivityEstimate(s, s, s, "what_if")
 
 
 def savings_interval(work: Work, ours: Node, baseline: Node) -> tuple[float, float]:
@@ -119,8 +120,7 @@ def savings_interval(work: Work, ours: Node, baseline: Node) -> tuple[float, flo
     model = work.model
     found = [_savings(model.total(baseline), model.total(ours))]
     for end in ("low", "high"):
-        estimator = Estimator(dict(model.estimator.columns), (_End(model.estimator, end),))
-        what_if = CostModel(work.catalog, work.options, estimator, model.tracked)
+        what_if = CostModel(work.catalog, work.options, _AtEnd(model.estimator, end), model.tracked)
         found.append(_savings(what_if.total(baseline), what_if.total(ours)))
     return rounded(min(found), 6), rounded(max(found), 6)
 
