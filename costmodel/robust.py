@@ -15,8 +15,8 @@ from typing import Any
 
 from costmodel.cost import CostModel
 from costmodel.estimate import Estimator
-from costmodel.estimate_types import ColumnInfo, SelectivityEstimate
-from costmodel.expr import Expr
+from costmodel.estimate_types import SelectivityEstimate
+from costmodel.expr import Expr, walk
 from costmodel.materialize import placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node
@@ -92,9 +92,25 @@ def _what_if(work: Work, forms: list[Expr], selectivity: float) -> CostModel:
     """A cost model that gives the predicate's forms the selectivity ``selectivity`` (the others as estimated).
     An estimate depends on the node and the ones below it only, so one model costs both placements."""
     model = work.model
-    columns: dict[int, ColumnInfo] = dict(model.estimator.columns)
-    estimator = Estimator(columns, (_Fixed(forms, selectivity), *model.estimator.sources))
-    return CostModel(work.catalog, work.options, estimator, model.tracked)
+    return CostModel(work.catalog, work.options, _WhatIf(model.estimator, forms, selectivity), model.tracked)
+
+
+class _WhatIf(Estimator):
+    """``known``'s chain with one predicate's forms answered first at a fixed selectivity. A predicate holding
+    none of the forms gets what ``known`` (the same sources over the same columns) gave it, so it is read off
+    ``known`` rather than estimated again; one holding a form, alone or inside AND, OR or NOT, goes through the
+    chain."""
+
+    def __init__(self, known: Estimator, forms: list[Expr], selectivity: float) -> None:
+        super().__init__(known.columns, (_Fixed(forms, selectivity), *known.sources))
+        self.known = known
+        self.forms = forms
+
+    def estimate(self, predicate: Expr) -> SelectivityEstimate:
+        forms = self.forms
+        if any(node is form or node == form for node in walk(predicate) for form in forms):
+            return super().estimate(predicate)
+        return self.known.estimate(predicate)
 
 
 class _AtEnd(Estimator):
