@@ -114,7 +114,6 @@ def to_json_details(answer: dict[str, Any]) -> tuple[bytes, bytes]:
 def to_json_by_member(answer: dict[str, Any]) -> bytes:
     """``to_json(answer)``, written as ``to_json_details`` writes it: a top-level value is walked for non-finite
     numbers only when its own JSON holds a ``null`` (a summary's ``null`` does not walk the plan and the trees).
-    For a small answer one write and one walk cost less (``service.answered.brief_answered``).
 
     >>> to_json_by_member({"summary": [{"inferred": None}], "plan": {"op": "scan"}})
     b'{"summary":[{"inferred":null}],"plan":{"op":"scan"}}'
