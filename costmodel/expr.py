@@ -253,15 +253,25 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
 
 
 def column_ids(expr: Expr) -> frozenset[int]:
-    """Columns ``expr`` reads from its input, including a subquery's outer references."""
+    """Columns ``expr`` reads from its input, including a subquery's outer references. A loop of its own, not
+    ``walk``: estimates, placement and the passes ask it of every predicate and expression, many times over.
+
+    >>> sorted(column_ids(Call("=", (Column("a", 1), Call("+", (Column("b", 2), Literal(1)))))))
+    [1, 2]
+    """
     if isinstance(expr, Column):
         return frozenset((expr.cid,))
     out: set[int] = set()
-    for node in walk(expr):
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
         if isinstance(node, Column):
             out.add(node.cid)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
         elif isinstance(node, Subquery):
             out.update(node.outer_refs)
+            stack.extend(node.args)
     return frozenset(out)
 
 
