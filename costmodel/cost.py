@@ -37,6 +37,7 @@ from costmodel.expr import (
     and_,
     column_ids,
     conjuncts,
+    has_subquery,
     walk,
 )
 from costmodel.kinds.registry import kind_of
@@ -99,7 +100,8 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
                 for f in node.fields:
                     out[f.cid] = column_info(table, node.table, f.name)
             for expr in node_expressions(node):
-                stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
+                if has_subquery(expr):  # most expressions hold none: not walked
+                    stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
     return out
 
 
