@@ -92,7 +92,7 @@ def _what_if(work: Work, forms: list[Expr], selectivity: float) -> CostModel:
     """A cost model that gives the predicate's forms the selectivity ``selectivity`` (the others as estimated).
     An estimate depends on the node and the ones below it only, so one model costs both placements."""
     model = work.model
-    return CostModel(work.catalog, work.options, _WhatIf(model.estimator, forms, selectivity), model.tracked)
+    return model.what_if(_WhatIf(model.estimator, forms, selectivity))
 
 
 class _WhatIf(Estimator):
@@ -136,7 +136,7 @@ def savings_interval(work: Work, ours: Node, baseline: Node) -> tuple[float, flo
     model = work.model
     found = [_savings(model.total(baseline), model.total(ours))]
     for end in ("low", "high"):
-        what_if = CostModel(work.catalog, work.options, _AtEnd(model.estimator, end), model.tracked)
+        what_if = model.what_if(_AtEnd(model.estimator, end))
         found.append(_savings(what_if.total(baseline), what_if.total(ours)))
     return rounded(min(found), 6), rounded(max(found), 6)
 
