@@ -56,13 +56,16 @@ def robust_placement(work: Work, pred: Pred) -> dict[str, Any] | None:
         return None
     forms = [pos.form for pos in iter_region(pred.root)]
     ends = (estimate.low, estimate.high)
+    plans: dict[str, Node] = {}  # the two placements' plans, built once for both ends
+    for name, cut in (("chosen", chosen), ("rule", rule)):
+        pred.cut = cut
+        plans[name] = work.materializer().build(placements_of(work.preds)).root
+    pred.cut = chosen
     totals: dict[tuple[str, float], float] = {}
     for s in ends:
         what_if = _what_if(work, forms, s)  # one model per end: the two plans share every node off the predicate's way
-        for name, cut in (("chosen", chosen), ("rule", rule)):
-            pred.cut = cut
-            totals[(name, s)] = what_if.total(work.materializer().build(placements_of(work.preds)).root)
-    pred.cut = chosen
+        for name in ("chosen", "rule"):
+            totals[(name, s)] = what_if.total(plans[name])
     wins = [totals[("chosen", s)] <= totals[("rule", s)] for s in ends]
     if all(wins) or not any(wins):
         return None
