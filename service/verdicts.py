@@ -71,10 +71,11 @@ def _logged(row: dict[str, Any]) -> dict[str, Any]:
 
 def add_verdicts(summary: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> None:
     """Each summary step gains ``verdict`` (None where no test decided): the summary's entries follow the
-    decisions grouped per predicate (``costmodel.summary.group``) and their steps the group's rows, in order."""
-    for entry, rows in zip(summary, group(decisions), strict=False):
-        for step, row in zip(entry.get("steps") or [], rows, strict=False):
-            step["verdict"] = verdict(row, step.get("decided_by"))
+    decisions grouped per predicate (``costmodel.summary.group``) and their steps the group's rows, one step per
+    row, so the steps of all entries in turn are the decisions in order (not grouped again here)."""
+    steps = (step for entry in summary for step in entry.get("steps") or [])
+    for step, row in zip(steps, decisions, strict=False):
+        step["verdict"] = verdict(row, step.get("decided_by"))
 
 
 def render_predicates(summary: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> str:
