@@ -16,7 +16,7 @@ from typing import Any
 from costmodel.cost import CostModel
 from costmodel.estimate import Estimator
 from costmodel.estimate_types import SelectivityEstimate
-from costmodel.expr import Expr, walk
+from costmodel.expr import Call, Expr, Subquery
 from costmodel.materialize import placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node
@@ -107,13 +107,24 @@ class _WhatIf(Estimator):
     def __init__(self, known: Estimator, forms: list[Expr], selectivity: float) -> None:
         super().__init__(known.columns, (_Fixed(forms, selectivity), *known.sources))
         self.known = known
-        self.forms = forms
+        #: each form once (most positions of a region hold the predicate's own form object)
+        self.forms = list({id(form): form for form in forms}.values())
 
     def estimate(self, predicate: Expr) -> SelectivityEstimate:
-        forms = self.forms
-        if any(node is form or node == form for node in walk(predicate) for form in forms):
-            return super().estimate(predicate)
-        return self.known.estimate(predicate)
+        return super().estimate(predicate) if self._holds_form(predicate) else self.known.estimate(predicate)
+
+    def _holds_form(self, predicate: Expr) -> bool:
+        """Whether a form is ``predicate`` or a part of it (compared only with parts of its own type: an equal
+        expression has the same type)."""
+        stack: list[Expr] = [predicate]
+        while stack:
+            node = stack.pop()
+            for form in self.forms:
+                if node is form or (type(node) is type(form) and node == form):
+                    return True
+            if isinstance(node, (Call, Subquery)):
+                stack.extend(node.args)
+        return False
 
 
 class _AtEnd(Estimator):
