@@ -28,7 +28,6 @@ from typing import Any
 
 from costmodel.expr import Expr, and_, conjuncts, is_deterministic
 from costmodel.expr_raise import can_raise
-from costmodel.functions import opaque_names
 from costmodel.plan import Filter, Node, Scan, children, with_children
 from costmodel.render import to_sql
 from costmodel.rounding import rounded
@@ -41,8 +40,9 @@ def rank(cost: float, selectivity: float) -> float:
 
 
 def _pinned(part: Expr) -> bool:
-    """Must stay behind every conjunct written before it."""
-    return can_raise(part) or not is_deterministic(part) or bool(opaque_names(part))
+    """Must stay behind every conjunct written before it (``is_deterministic`` is false for a call nobody declared,
+    so that needs no walk of its own)."""
+    return can_raise(part) or not is_deterministic(part)
 
 
 def ranked(parts: list[Expr], cost: Callable[[Expr], float], selectivity: Callable[[Expr], float]) -> list[Expr]:
@@ -85,8 +85,8 @@ def in_rank_order(parts: list[Expr], cost: Callable[[Expr], float], selectivity:
 
 def _wall(part: Expr) -> bool:
     """Nothing written after it may pass it: a non-deterministic conjunct, or one calling a function nobody
-    declared (which may be non-deterministic)."""
-    return not is_deterministic(part) or bool(opaque_names(part))
+    declared (which may be non-deterministic): ``is_deterministic`` is false for both."""
+    return not is_deterministic(part)
 
 
 def _ranked_stretch(

@@ -37,6 +37,7 @@ from costmodel.expr import (
     and_,
     column_ids,
     conjuncts,
+    has_subquery,
     walk,
 )
 from costmodel.kinds.registry import kind_of
@@ -99,7 +100,8 @@ def column_infos(plan: Node, catalog: Catalog) -> dict[int, ColumnInfo]:
                 for f in node.fields:
                     out[f.cid] = column_info(table, node.table, f.name)
             for expr in node_expressions(node):
-                stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
+                if has_subquery(expr):  # most expressions hold none: not walked
+                    stack.extend(e.plan for e in walk(expr) if isinstance(e, Subquery))
     return out
 
 
@@ -132,6 +134,16 @@ class CostModel:
         #: nodes estimated before ``drop_unread``: estimated again without counting their work twice
         self._counted: dict[int, Node] = {}
         self._recount = False
+        #: the model a what-if was made from (``what_if``): its predicates' costs and columns are read off it
+        self._base: CostModel | None = None
+
+    def what_if(self, estimator: Estimator) -> CostModel:
+        """A model of the same catalog, options and tracked columns whose selectivities come from ``estimator``
+        (a what-if): a predicate's per-row cost and columns, which no selectivity changes, are the ones this
+        model found."""
+        model = CostModel(self.catalog, self.options, estimator, self.tracked)
+        model._base = self
+        return model
 
     def drop_unread(self, drops: dict[str, frozenset[int]]) -> None:
         """From now on, leave out of each node's estimate the NDVs nobody above it reads (``drops``, by node id):
@@ -147,12 +159,12 @@ class CostModel:
         """(predicate, selectivity, per-row cost, columns), cached by object: placement asks often."""
         hit = self._facts.get(id(predicate))
         if hit is None or hit[0] is not predicate:
-            hit = (
-                predicate,
-                self.estimator.estimate(predicate).selectivity,
-                per_row_cost(predicate, self.options.predicate_costs),
-                column_ids(predicate),
-            )
+            known = self._base._facts.get(id(predicate)) if self._base is not None else None
+            if known is not None and known[0] is predicate:
+                cost, cids = known[2], known[3]
+            else:
+                cost, cids = per_row_cost(predicate, self.options.predicate_costs), column_ids(predicate)
+            hit = (predicate, self.estimator.estimate(predicate).selectivity, cost, cids)
             self._facts[id(predicate)] = hit
         return hit
 

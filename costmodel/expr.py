@@ -253,29 +253,66 @@ def walk(expr: Expr, into_subqueries: bool = False) -> Iterator[Expr]:
 
 
 def column_ids(expr: Expr) -> frozenset[int]:
-    """Columns ``expr`` reads from its input, including a subquery's outer references."""
+    """Columns ``expr`` reads from its input, including a subquery's outer references. A loop of its own, not
+    ``walk``: estimates, placement and the passes ask it of every predicate and expression, many times over.
+
+    >>> sorted(column_ids(Call("=", (Column("a", 1), Call("+", (Column("b", 2), Literal(1)))))))
+    [1, 2]
+    """
     if isinstance(expr, Column):
         return frozenset((expr.cid,))
     out: set[int] = set()
-    for node in walk(expr):
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
         if isinstance(node, Column):
             out.add(node.cid)
+        elif isinstance(node, Call):
+            stack.extend(node.args)
         elif isinstance(node, Subquery):
             out.update(node.outer_refs)
+            stack.extend(node.args)
     return frozenset(out)
 
 
 def is_deterministic(expr: Expr) -> bool:
-    """False when any call in ``expr`` (subqueries included) is non-deterministic or opaque."""
-    return not any(
-        isinstance(node, Call) and (node.fn in NONDETERMINISTIC or not node.deterministic or node.opaque)
-        for node in walk(expr, into_subqueries=True)
-    )
+    """False when any call in ``expr`` (subqueries included) is non-deterministic or opaque. A loop of its own,
+    as ``column_ids``: legality, inference and ordering ask it of every conjunct, some at every join.
+
+    >>> is_deterministic(Call(">", (Column("a", 1), Call("rand", ())))), is_deterministic(Column("a", 1))
+    (False, True)
+    """
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Call):
+            if node.fn in NONDETERMINISTIC or not node.deterministic or node.opaque:
+                return False
+            stack.extend(node.args)
+        elif isinstance(node, Subquery):
+            assert _plan_expressions is not None, "costmodel.plan lends its walker on import"
+            stack.extend(node.args)
+            stack.extend(_plan_expressions(node.plan))
+    return True
 
 
 def has_aggregate_or_window(expr: Expr) -> bool:
-    """True for ``vals > min(vals)``: such a predicate reads all rows of its input."""
-    return any(isinstance(node, Call) and (node.fn in AGGREGATES or node.fn in WINDOW_ONLY) for node in walk(expr))
+    """True for ``vals > min(vals)``: such a predicate reads all rows of its input. A loop of its own, as
+    ``column_ids``.
+
+    >>> has_aggregate_or_window(Call(">", (Column("v", 1), Call("min", (Column("v", 1),)))))
+    True
+    """
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Call):
+            if node.fn in AGGREGATES or node.fn in WINDOW_ONLY:
+                return True
+            stack.extend(node.args)
+        elif isinstance(node, Subquery):
+            stack.extend(node.args)
+    return False
 
 
 def has_subquery(expr: Expr) -> bool:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from costmodel.expr import Call, Column, Expr, Literal, walk
+from costmodel.expr import Call, Column, Expr, Literal, Subquery
 from costmodel.expr_names import DIVISIONS, RAISING, STRING_TYPES
 
 
@@ -21,29 +21,41 @@ def can_raise(expr: Expr) -> bool:
 
     Division or modulo by anything but a non-zero literal, explicit error
     functions, and casts of strings to other types (Spark's ANSI mode raises on
-    bad input). Arithmetic overflow is not counted; see docs/legality.md.
+    bad input). Arithmetic overflow is not counted; see docs/legality.md. A loop of its own, not ``walk``
+    (as ``column_ids``): legality, inference and ordering ask it of every conjunct, some at every join.
     """
-    for node in walk(expr):
-        if not isinstance(node, Call):
-            continue
-        if node.fn in DIVISIONS and not (len(node.args) == 2 and _nonzero_literal(node.args[1])):
-            return True
-        if node.fn in RAISING or node.may_fail or node.opaque:
-            return True
-        if node.fn == "cast" and node.args:
-            source = node.args[0]
-            target = (node.type or "").lower()
-            if target in STRING_TYPES:
-                continue
-            if isinstance(source, Literal) and source.type != "string":
-                continue
-            if isinstance(source, Column) and source.type not in STRING_TYPES:
-                continue
-            if isinstance(source, Literal) and source.type == "string":
-                try:
-                    float(source.value)
-                    continue
-                except (TypeError, ValueError):
-                    return True
-            return True  # a string column, or a computed value whose type we do not know
+    stack: list[Expr] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Call):
+            if _call_raises(node):
+                return True
+            stack.extend(node.args)
+        elif isinstance(node, Subquery):
+            stack.extend(node.args)
+    return False
+
+
+def _call_raises(node: Call) -> bool:
+    """Whether the call itself (not its arguments) may fail (``can_raise``)."""
+    if node.fn in DIVISIONS and not (len(node.args) == 2 and _nonzero_literal(node.args[1])):
+        return True
+    if node.fn in RAISING or node.may_fail or node.opaque:
+        return True
+    if node.fn == "cast" and node.args:
+        source = node.args[0]
+        target = (node.type or "").lower()
+        if target in STRING_TYPES:
+            return False
+        if isinstance(source, Literal) and source.type != "string":
+            return False
+        if isinstance(source, Column) and source.type not in STRING_TYPES:
+            return False
+        if isinstance(source, Literal) and source.type == "string":
+            try:
+                float(source.value)
+                return False
+            except (TypeError, ValueError):
+                return True
+        return True  # a string column, or a computed value whose type we do not know
     return False

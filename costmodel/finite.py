@@ -51,3 +51,21 @@ def may_hold_null(written: bytes) -> bool:
     (False, True, True)
     """
     return written.startswith(b"null") or b":null" in written or b",null" in written or b"[null" in written
+
+
+def nulls_under(written: bytes, keys: tuple[bytes, ...]) -> bool:
+    """Whether every ``null`` value in compact JSON (orjson's) stands under one of ``keys`` (each spelled with its
+    quotes, ``b'"name"'``): where those keys never hold a number, none of the ``null`` values is a NaN or an
+    infinity, and the value needs no walk with ``finite``. A quote inside a text is escaped, so a key's spelling
+    is never found inside one; ``null`` in a text after ``:``, ``[`` or ``,`` counts as a value of its own, a
+    false alarm (the value is walked), never a miss.
+
+    >>> nulls_under(b'{"a":null,"b":[1]}', (b'"a"',)), nulls_under(b'{"a":null,"b":null}', (b'"a"',))
+    (True, False)
+    >>> nulls_under(b'[1,null]', (b'"a"',)), nulls_under(b"null", (b'"a"',))
+    (False, False)
+    """
+    if written.startswith(b"null"):
+        return False
+    values = written.count(b":null") + written.count(b",null") + written.count(b"[null")
+    return values == sum(written.count(key + b":null") for key in keys)

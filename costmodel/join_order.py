@@ -109,8 +109,9 @@ def _ordered_chain(top: Join, where: list[Expr]) -> Node:
     joins = _joins(top)
     on = [part for join in joins if join.on is not None for part in conjuncts(join.on)]
     order = leaves
-    if all(is_deterministic(part) and not has_subquery(part) for part in on):
-        usable = [part for part in on + where if is_deterministic(part) and not has_subquery(part)]
+    # has_subquery first: is_deterministic walks a subquery's whole plan, and such a part is not usable anyway
+    if all(not has_subquery(part) and is_deterministic(part) for part in on):
+        usable = [part for part in on + where if not has_subquery(part) and is_deterministic(part)]
         order = _catalyst_order(leaves, usable)
     if all(a is b for a, b in zip(order, leaves, strict=True)):
         return _with_leaves(joins, leaves) if any(a is not b for a, b in zip(leaves, written, strict=True)) else top

@@ -15,8 +15,8 @@ from typing import Any
 
 from costmodel.cost import CostModel
 from costmodel.estimate import Estimator
-from costmodel.estimate_types import ColumnInfo, SelectivityEstimate
-from costmodel.expr import Expr
+from costmodel.estimate_types import SelectivityEstimate
+from costmodel.expr import Call, Expr, Subquery
 from costmodel.materialize import placements_of
 from costmodel.passes.work import Work
 from costmodel.plan import Node
@@ -56,13 +56,16 @@ def robust_placement(work: Work, pred: Pred) -> dict[str, Any] | None:
         return None
     forms = [pos.form for pos in iter_region(pred.root)]
     ends = (estimate.low, estimate.high)
+    plans: dict[str, Node] = {}  # the two placements' plans, built once for both ends
+    for name, cut in (("chosen", chosen), ("rule", rule)):
+        pred.cut = cut
+        plans[name] = work.materializer().build(placements_of(work.preds)).root
+    pred.cut = chosen
     totals: dict[tuple[str, float], float] = {}
     for s in ends:
         what_if = _what_if(work, forms, s)  # one model per end: the two plans share every node off the predicate's way
-        for name, cut in (("chosen", chosen), ("rule", rule)):
-            pred.cut = cut
-            totals[(name, s)] = what_if.total(work.materializer().build(placements_of(work.preds)).root)
-    pred.cut = chosen
+        for name in ("chosen", "rule"):
+            totals[(name, s)] = what_if.total(plans[name])
     wins = [totals[("chosen", s)] <= totals[("rule", s)] for s in ends]
     if all(wins) or not any(wins):
         return None
@@ -92,24 +95,52 @@ def _what_if(work: Work, forms: list[Expr], selectivity: float) -> CostModel:
     """A cost model that gives the predicate's forms the selectivity ``selectivity`` (the others as estimated).
     An estimate depends on the node and the ones below it only, so one model costs both placements."""
     model = work.model
-    columns: dict[int, ColumnInfo] = dict(model.estimator.columns)
-    estimator = Estimator(columns, (_Fixed(forms, selectivity), *model.estimator.sources))
-    return CostModel(work.catalog, work.options, estimator, model.tracked)
+    return model.what_if(_WhatIf(model.estimator, forms, selectivity))
 
 
-class _End:
-    """A selectivity source that answers every predicate with one end of its own estimate's interval."""
+class _WhatIf(Estimator):
+    """``known``'s chain with one predicate's forms answered first at a fixed selectivity. A predicate holding
+    none of the forms gets what ``known`` (the same sources over the same columns) gave it, so it is read off
+    ``known`` rather than estimated again; one holding a form, alone or inside AND, OR or NOT, goes through the
+    chain."""
 
-    name = "what_if"
+    def __init__(self, known: Estimator, forms: list[Expr], selectivity: float) -> None:
+        super().__init__(known.columns, (_Fixed(forms, selectivity), *known.sources))
+        self.known = known
+        #: each form once (most positions of a region hold the predicate's own form object)
+        self.forms = list({id(form): form for form in forms}.values())
 
-    def __init__(self, estimator: Estimator, end: str) -> None:
-        self.estimator = estimator
+    def estimate(self, predicate: Expr) -> SelectivityEstimate:
+        return super().estimate(predicate) if self._holds_form(predicate) else self.known.estimate(predicate)
+
+    def _holds_form(self, predicate: Expr) -> bool:
+        """Whether a form is ``predicate`` or a part of it (compared only with parts of its own type: an equal
+        expression has the same type)."""
+        stack: list[Expr] = [predicate]
+        while stack:
+            node = stack.pop()
+            for form in self.forms:
+                if node is form or (type(node) is type(form) and node == form):
+                    return True
+            if isinstance(node, (Call, Subquery)):
+                stack.extend(node.args)
+        return False
+
+
+class _AtEnd(Estimator):
+    """Every predicate, compound ones too, at one end of the interval ``known`` gives it. ``known`` has already
+    folded, hashed and asked its sources for each predicate of the plans, so this what-if does none of it again
+    (a constant predicate's interval is its one value, so folding it again would give the same)."""
+
+    def __init__(self, known: Estimator, end: str) -> None:
+        super().__init__(known.columns, ())
+        self.known = known
         self.end = end
 
-    def estimate(self, predicate: Expr, columns: Any) -> SelectivityEstimate | None:
-        known = self.estimator.estimate(predicate)
+    def estimate(self, predicate: Expr) -> SelectivityEstimate:
+        known = self.known.estimate(predicate)
         s = known.low if self.end == "low" else known.high
-        return SelectivityEstimate(s, s, s, self.name)
+        return SelectivityEstimate(s, s, s, "what_if")
 
 
 def savings_interval(work: Work, ours: Node, baseline: Node) -> tuple[float, float]:
@@ -119,8 +150,7 @@ def savings_interval(work: Work, ours: Node, baseline: Node) -> tuple[float, flo
     model = work.model
     found = [_savings(model.total(baseline), model.total(ours))]
     for end in ("low", "high"):
-        estimator = Estimator(dict(model.estimator.columns), (_End(model.estimator, end),))
-        what_if = CostModel(work.catalog, work.options, estimator, model.tracked)
+        what_if = model.what_if(_AtEnd(model.estimator, end))
         found.append(_savings(what_if.total(baseline), what_if.total(ours)))
     return rounded(min(found), 6), rounded(max(found), 6)
 

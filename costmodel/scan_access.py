@@ -138,6 +138,8 @@ class ScanAccess:
         self.decisions: list[dict[str, Any]] = []
 
     def apply(self, plan: Node) -> Node:
+        if not any(table.containers or table.indexes for table in self.catalog.tables.values()):
+            return plan  # nothing to prune and no index to look up: every scan stays as it is, nothing to report
         return run(self._visit(plan, null_supplying=False, index_joined=frozenset()))
 
     def _visit(self, node: Node, null_supplying: bool, index_joined: frozenset[str]) -> Step[Node]:

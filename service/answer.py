@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import orjson
 
-from costmodel.finite import finite, may_hold_null
+from costmodel.finite import finite, may_hold_null, nulls_under
 from service import deep_json
 
 Detail = Literal["summary", "full"]
@@ -64,11 +64,12 @@ def _other(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def to_json(answer: Any) -> bytes:
+def to_json(answer: Any, not_numbers: tuple[bytes, ...] = ()) -> bytes:
     """Compact UTF-8 JSON (orjson); raises ``NonFiniteNumber`` instead of writing a NaN or infinity.
 
     orjson writes a non-finite float as ``null``, so an answer whose JSON holds no ``null`` value is finite as
-    written, and only one that does is walked.
+    written, and only one that does is walked; nor is one whose every ``null`` stands under a key of
+    ``not_numbers`` (spelled with quotes), keys that never hold a number (``nulls_under``).
 
     >>> to_json({"a": 1, "b": "é"})
     b'{"a":1,"b":"\\xc3\\xa9"}'
@@ -80,7 +81,7 @@ def to_json(answer: Any) -> bytes:
             payload = orjson.dumps(answer, default=_other, option=orjson.OPT_NON_STR_KEYS)
         except TypeError:  # nested deeper than orjson goes (254 levels; older orjson raise a plain TypeError)
             return _slow_json(answer)
-    if may_hold_null(payload) and not finite(answer):
+    if may_hold_null(payload) and not nulls_under(payload, not_numbers) and not finite(answer):
         raise NonFiniteNumber("the answer holds a number JSON cannot carry")
     return payload
 
@@ -114,7 +115,6 @@ def to_json_details(answer: dict[str, Any]) -> tuple[bytes, bytes]:
 def to_json_by_member(answer: dict[str, Any]) -> bytes:
     """``to_json(answer)``, written as ``to_json_details`` writes it: a top-level value is walked for non-finite
     numbers only when its own JSON holds a ``null`` (a summary's ``null`` does not walk the plan and the trees).
-    For a small answer one write and one walk cost less (``service.answered.brief_answered``).
 
     >>> to_json_by_member({"summary": [{"inferred": None}], "plan": {"op": "scan"}})
     b'{"summary":[{"inferred":null}],"plan":{"op":"scan"}}'
@@ -122,9 +122,16 @@ def to_json_by_member(answer: dict[str, Any]) -> bytes:
     return b"{" + b",".join(_member(key, value) for key, value in answer.items()) + b"}"
 
 
+#: Per top-level key, the keys inside it whose ``null`` is never a number (``to_json``'s ``not_numbers``): the
+#: summary's is a text or an object left out (``costmodel.summary``'s ``inferred``, a step's ``path`` and
+#: ``decided_by``, ``service.verdicts``' ``verdict``), so its JSON, which nearly always holds one of them, is
+#: walked for a NaN only when a ``null`` stands anywhere else.
+_NOT_NUMBERS: dict[str, tuple[bytes, ...]] = {"summary": (b'"inferred"', b'"path"', b'"decided_by"', b'"verdict"')}
+
+
 def _member(key: str, value: Any) -> bytes:
     """``"key":value`` as ``to_json`` writes it inside an object."""
-    return orjson.dumps(key) + b":" + to_json(value)
+    return orjson.dumps(key) + b":" + to_json(value, _NOT_NUMBERS.get(key, ()))
 
 
 def _slow_json(value: Any, sort_keys: bool = False) -> bytes:

@@ -91,7 +91,9 @@ def brief_answered(
 ) -> Answered:
     """A summary answer computed brief: its JSON now, the full answer and its JSON when read (``Answered``)."""
     head, prefix = _head_and_prefix(request, request_id, client_request_id, {"hit": False})
-    payload = prefix + to_json(for_caller(brief, "summary"))[1:]  # one write: cheaper than member by member here
+    # member by member: the summary's own ``null`` values (``inferred``, a step's ``decided_by``) walk the summary alone
+    # for a non-finite number, not the plan and the cost tables with it
+    payload = prefix + to_json_by_member(for_caller(brief, "summary"))[1:]
 
     def finish() -> tuple[dict[str, Any], bytes]:
         rest = parts.completed(brief)

@@ -29,13 +29,17 @@ from costmodel.summary import comparisons, group
 _NO_TEST = frozenset({"mode_always", "mode_never", "not_costed", "into_scan"})
 
 
-def verdict(row: dict[str, Any]) -> dict[str, Any] | None:
+def verdict(row: dict[str, Any], decided: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Which test decided ``row`` (a decision), with both tests' texts and whether they agree; None when no test
-    did (blocked, structural, a mode)."""
+    did (blocked, structural, a mode). ``decided``: the comparison the summary's step already built for ``row``
+    (``costmodel.summary.deciding``), used as it is rather than written again."""
     action, reason = str(row.get("action")), str(row.get("reason"))
     if action == "blocked" or reason in _NO_TEST:
         return None
-    found = {c["kind"]: c for c in comparisons(_logged(row))}
+    known = decided if decided is not None and decided["kind"] in ("cost", "benefit") else None
+    found = {c["kind"]: c for c in comparisons(_logged(row), leaving_out=None if known is None else known["kind"])}
+    if known is not None:
+        found[known["kind"]] = known
     cost, rule = found.get("cost"), found.get("benefit")
     if reason == "cheap_predicate":
         totals = f"; the totals alone would have kept it ({cost['text']})" if cost and not cost["holds"] else ""
@@ -67,10 +71,11 @@ def _logged(row: dict[str, Any]) -> dict[str, Any]:
 
 def add_verdicts(summary: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> None:
     """Each summary step gains ``verdict`` (None where no test decided): the summary's entries follow the
-    decisions grouped per predicate (``costmodel.summary.group``) and their steps the group's rows, in order."""
-    for entry, rows in zip(summary, group(decisions), strict=False):
-        for step, row in zip(entry.get("steps") or [], rows, strict=False):
-            step["verdict"] = verdict(row)
+    decisions grouped per predicate (``costmodel.summary.group``) and their steps the group's rows, one step per
+    row, so the steps of all entries in turn are the decisions in order (not grouped again here)."""
+    steps = (step for entry in summary for step in entry.get("steps") or [])
+    for step, row in zip(steps, decisions, strict=False):
+        step["verdict"] = verdict(row, step.get("decided_by"))
 
 
 def render_predicates(summary: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> str:

@@ -91,7 +91,7 @@ class _Stripper:
                     stay.append(part)
                     self.work.fixed.append(_blocked(part, below.id, reason))
                     continue
-                folded = fold_conjunct(part)
+                folded = fold_conjunct(part, movable=True)
                 if folded is None:
                     self.work.rewrites.append(
                         {"rule": "remove_always_true", "operator": node.id, "predicate": to_sql(part)}

@@ -146,7 +146,8 @@ def infer_across_keys(predicate: Expr, node: Join, index: KeyEqualities | None =
     ``index``: the plan's equalities, indexed once (``KeyEqualities``); None indexes ``node``'s subtree.
     """
     used = column_ids(predicate)
-    if len(used) != 1 or not is_deterministic(predicate) or has_subquery(predicate) or can_raise(predicate):
+    # has_subquery before is_deterministic, which walks a subquery's whole plan (at every join the predicate passes)
+    if len(used) != 1 or has_subquery(predicate) or not is_deterministic(predicate) or can_raise(predicate):
         return []
     if node.null_aware:
         return []

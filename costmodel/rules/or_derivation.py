@@ -30,7 +30,7 @@ from costmodel.plan import Join, output_cids
 def derive_side(predicate: Expr, side_cids: frozenset[int]) -> Expr | None:
     """The part of an OR predicate that one side can check alone, or None."""
     parts = disjuncts(predicate)
-    if len(parts) < 2 or not is_deterministic(predicate) or has_subquery(predicate) or can_raise(predicate):
+    if len(parts) < 2 or has_subquery(predicate) or not is_deterministic(predicate) or can_raise(predicate):
         return None
     derived: list[Expr] = []
     for disjunct in parts:

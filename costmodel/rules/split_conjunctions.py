@@ -33,9 +33,11 @@ from costmodel.functions import opaque_names
 from costmodel.reasons import Reason
 
 
-def fold_conjunct(part: Expr) -> Expr | None:
-    """``None`` for an always-true conjunct, FALSE for a never-true one, else the conjunct."""
-    if has_aggregate_or_window(part) or not is_deterministic(part) or can_raise(part):
+def fold_conjunct(part: Expr, movable: bool = False) -> Expr | None:
+    """``None`` for an always-true conjunct, FALSE for a never-true one, else the conjunct. ``movable``: one
+    ``classify_conjuncts`` let move, so deterministic and free of aggregates already (a walk each, into subqueries'
+    plans too, not made again)."""
+    if (not movable and (has_aggregate_or_window(part) or not is_deterministic(part))) or can_raise(part):
         return part
     truth = constant_truth(part)
     if truth is Truth.TRUE:

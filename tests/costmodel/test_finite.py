@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from costmodel.finite import finite, may_hold_null
+from costmodel.finite import finite, may_hold_null, nulls_under
 
 NAMES = ["a", "null", "null_count", "is_null", "nullable"]
 #: texts in which ``null`` follows what a value follows: a false alarm, allowed
@@ -52,3 +52,36 @@ def test_null_only_in_keys_and_texts_is_not_walked() -> None:
     assert may_hold_null(orjson.dumps({"a": None})) and may_hold_null(orjson.dumps([None]))
     assert may_hold_null(orjson.dumps(None)) and may_hold_null(orjson.dumps(float("nan")))
     assert may_hold_null(orjson.dumps({"x:null": 1}))  # a false alarm: walked, and found finite
+
+
+def _odd_elsewhere(value: Any, keys: set[str]) -> bool:
+    """Whether a NaN or an infinity in ``value`` stands anywhere but right under one of ``keys``."""
+    stack: list[tuple[Any, str | None]] = [(value, None)]
+    while stack:
+        item, key = stack.pop()
+        if isinstance(item, float) and item in ODD or item != item:
+            if key not in keys:
+                return True
+        elif isinstance(item, dict):
+            stack.extend((v, k) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, None) for v in item)
+    return False
+
+
+def test_nulls_under_never_hides_a_nan_outside_its_keys() -> None:
+    """``nulls_under`` spares the walk only where every ``null`` stands under the keys given: a NaN or an
+    infinity anywhere else (in a list, under another key) is always walked, whatever the texts spell."""
+    rng = random.Random(20261129)
+    keys = {"a0", "null1"}
+    spelled = tuple(f'"{k}"'.encode() for k in keys)
+    caught = 0
+    for _ in range(3000):
+        value = _value(rng, 5, 0.05, NAMES + ALARMS)
+        written = orjson.dumps(value)
+        if _odd_elsewhere(value, keys):
+            caught += 1
+            assert not nulls_under(written, spelled), value
+    assert caught > 200
+    assert nulls_under(orjson.dumps({"a0": None, "b": [1, "x:null"]}), spelled) is False  # a text: a false alarm
+    assert nulls_under(orjson.dumps([{"a0": None}, {"null1": None}]), spelled)
