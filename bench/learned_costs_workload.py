@@ -320,13 +320,16 @@ def summarize_query(
 
 
 def agrees(predicted: float | None, measured: float, noise: float, factor: float = TARGET_FACTOR) -> bool:
-    """Whether a predicted saving is within ``factor`` of the measured one; a prediction of nothing agrees with a
-    measured saving within C's own noise (C2 against C), where a ratio means nothing.
+    """Whether a predicted saving is within ``factor`` of the measured one. A prediction of nothing, or of less than
+    C's own noise (C2 against C: a saving no run here could show), agrees with a measured saving within that
+    noise, where a ratio of two figures below the noise means nothing.
 
     >>> agrees(1.2, 1.0, 0.1), agrees(2.0, 1.0, 0.1), agrees(0.0, -0.05, 0.1), agrees(0.0, 0.5, 0.1)
     (True, False, True, False)
+    >>> agrees(0.008, -0.019, 0.025), agrees(0.008, 0.3, 0.025), agrees(0.2, 0.01, 0.025)
+    (True, False, False)
     """
-    if not predicted:
+    if not predicted or abs(predicted) <= noise:
         return abs(measured) <= noise
     return measured > 0 and within(predicted / measured, factor)
 

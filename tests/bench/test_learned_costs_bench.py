@@ -24,6 +24,8 @@ def test_a_prediction_agrees_within_the_factor_or_when_nothing_is_saved_within_n
     assert not bench.agrees(1.6, 1.0, 0.0) and not bench.agrees(0.6, 1.0, 0.0)
     assert not bench.agrees(1.0, -0.5, 0.1)  # a saving predicted where the run was slower
     assert bench.agrees(0.0, 0.3, 0.4) and not bench.agrees(0.0, 0.5, 0.4)
+    # a saving predicted below C's own noise is a prediction of nothing: checked against the noise, not as a ratio
+    assert bench.agrees(0.008, -0.019, 0.025) and not bench.agrees(0.008, 0.3, 0.025)
 
 
 def test_the_workload_summary_checks_the_three_targets():
