@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -33,6 +35,45 @@ MEASURE_BUDGET_S = 1.0
 #: how long a row UDF's calls are timed for at least (its sample cycled), and the rows of a vectorized UDF's batch
 TIMED_S = 0.1
 ARROW_BATCH_ROWS = 10_000
+#: steps of the fixed work timed beside each chunk of calls (about 2 ms: ``machine_speed``)
+REFERENCE_STEPS = 30_000
+
+
+class _Reference:
+    """The fastest this process has run a fixed piece of pure-Python work (seconds)."""
+
+    fastest = math.inf
+    lock = threading.Lock()
+
+
+def reference_seconds() -> float:
+    """Seconds the fixed work takes now (and the process's fastest, kept)."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(REFERENCE_STEPS):
+        total = (total * 31 + i) % 1_000_003
+    took = time.perf_counter() - started
+    with _Reference.lock:
+        _Reference.fastest = min(_Reference.fastest, took)
+    return took
+
+
+def machine_speed(chunks: list[float], references: list[float]) -> list[float]:
+    """Each chunk's time per call at the machine's own speed: over the fixed work's time beside it, times the
+    fastest the work has run in this process.
+
+    This VM's Python speed drifts up to twice within seconds (as bench/engine_instructions.py found of the
+    engine), so a chunk timed in a slow second priced a UDF up to twice too dear: one function, measured right
+    after a sample's Spark job, came out 11.5 to 30 us a call from one detection to the next. The drift slows
+    the fixed work timed beside it alike; interference only ever adds time, so the fastest is the machine's own
+    speed, the one the executors' calls measured (learned-costs bench, quiet).
+
+    >>> _Reference.fastest = 0.002
+    >>> machine_speed([2e-5, 3e-5], [0.002, 0.003])
+    [2e-05, 2e-05]
+    """
+    fastest = _Reference.fastest
+    return [chunk * fastest / ref for chunk, ref in zip(chunks, references, strict=True)]
 
 
 @dataclass
@@ -142,6 +183,8 @@ def time_calls(
     cycled, as Spark hands it batches (``spark.sql.execution.arrow.maxRecordsPerBatch``): its per-batch set-up,
     spread over 200 rows, priced a pandas UDF's row ten times too dear.
 
+    Each chunk is timed at the machine's own speed (``machine_speed``).
+
     >>> returned: list[Any] = []
     >>> times = time_calls(lambda x: x % 2 == 0, [(i,) for i in range(50)], False, 0.5, returned)
     >>> 0 < len(times) <= 5 and all(t > 0 for t in times), returned[:3], len(returned)
@@ -157,18 +200,19 @@ def time_calls(
     wanted = max(len(rows), int(timed_s / first))
     calls = [rows[i % len(rows)] for i in range(max(5, min(wanted, int(budget_s / first))))]
     chunk = -(-len(calls) // 5)
-    runs = []
+    runs, references = [], []
     deadline = time.perf_counter() + budget_s
     for begin in range(0, len(calls), chunk):
         part = calls[begin : begin + chunk]
         started = time.perf_counter()
         out = [function(*row) for row in part]
         runs.append((time.perf_counter() - started) / len(part))
+        references.append(reference_seconds())
         if results is not None and len(results) < len(rows):
             results.extend(out[: len(rows) - len(results)])
         if time.perf_counter() > deadline:
             break
-    return runs
+    return machine_speed(runs, references)
 
 
 def _time_batches(
@@ -189,14 +233,15 @@ def _time_batches(
         results.extend(list(out))
     size = max(len(rows), min(batch_rows, int(budget_s / 5 / per_row)))
     batch = columns([rows[i % len(rows)] for i in range(size)])
-    runs = []
+    runs, references = [], []
     for _ in range(5):
         started = time.perf_counter()
         function(*batch)
         runs.append((time.perf_counter() - started) / size)
+        references.append(reference_seconds())
         if time.perf_counter() > deadline:
             break
-    return runs
+    return machine_speed(runs, references)
 
 
 def sampled_selectivity(results: list[Any]) -> float | None:
