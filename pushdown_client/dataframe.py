@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from pushdown_client.client import PushdownClient
 from pushdown_client.dataframe_plan import Translation, translate
-from pushdown_client.spark_runner import SparkRun, conform
+from pushdown_client.spark_runner import MIN_TIME_SAVED_S, SparkRun, conform, saves_too_little
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -72,6 +72,7 @@ def run_dataframe(
     context: Mapping[str, str] | None = None,
     feedback: bool = True,
     detect: bool | str = True,
+    min_time_saved_s: float = MIN_TIME_SAVED_S,
 ) -> DataFrameRun:
     """Ask the service about ``df`` and return the run (lazy: nothing executes until an action).
 
@@ -81,7 +82,9 @@ def run_dataframe(
     statistics to use instead of Spark's. ``detect``: the UDFs, regular expressions and the like that
     ``functions`` does not declare are sent with a cost (``pushdown_client.functions``): True measures Python UDFs
     on a sample, ``"defaults"`` sends first guesses, False nothing. Raises ``PushdownError`` when the service
-    refuses the plan and ``SparkConnectUnsupported`` for a Spark Connect DataFrame.
+    refuses the plan and ``SparkConnectUnsupported`` for a Spark Connect DataFrame. ``min_time_saved_s``: a
+    rewrite predicted to save less executor time than this runs the caller's DataFrame
+    (``pushdown_client.spark_runner.saves_too_little``; 0 runs every rewrite).
     """
     check_classic(df)
     client = client or PushdownClient()
@@ -101,7 +104,11 @@ def run_dataframe(
     target = answer.get("spark")
     reports = feedback and client.url is not None
     fallback: str | None = None
-    if target is None or (not target.get("barriers") and not target.get("conf")):
+    if (
+        target is None
+        or (not target.get("barriers") and not target.get("conf"))
+        or saves_too_little(answer, min_time_saved_s)
+    ):
         if reports and target is not None:  # the caller's DataFrame runs; its scans still map onto the answer
             try:
                 apply_sql(spark, translation, None, locate=True)

@@ -172,6 +172,28 @@ def _log_failure(request_id: Any, done: Future[SentFeedback]) -> None:
         logger.warning("feedback for %s not sent: %r", request_id, error)
 
 
+#: executor seconds a rewrite must be predicted to save to run instead of the caller's query (with a measured
+#: calibration): a barrier and the answer's SQL cost Spark about a stage's scheduling, a tenth of a second on
+#: local[2] (the learned-costs bench's d02: a pandas UDF held above the joins, 7 ms of executor time predicted
+#: saved, 0.1 s of wall time lost over 7 runs)
+MIN_TIME_SAVED_S = 0.1
+
+
+def saves_too_little(answer: Mapping[str, Any], floor_s: float = MIN_TIME_SAVED_S) -> bool:
+    """Whether the answer's predicted executor time saved against Spark's own placement is below ``floor_s``;
+    never for a saving in default units (no calibration of the session: no clock to hold it to).
+
+    >>> def answer(estimate, source="measured: spark.range filter count"):
+    ...     return {"cost": {"time_saved_vs_baseline_s": {"estimate": estimate, "unit_source": source}}}
+    >>> saves_too_little(answer(0.007)), saves_too_little(answer(2.1)), saves_too_little(answer(0.007, "default"))
+    (True, False, False)
+    """
+    saved = (answer.get("cost") or {}).get("time_saved_vs_baseline_s") or {}
+    if saved.get("unit_source", "default") == "default" or saved.get("estimate") is None:
+        return False
+    return float(saved["estimate"]) < floor_s
+
+
 def run_sql(
     spark: SparkSession,
     sql: str,
@@ -183,6 +205,7 @@ def run_sql(
     context: Mapping[str, str] | None = None,
     feedback: bool = True,
     detect: bool | str = True,
+    min_time_saved_s: float = MIN_TIME_SAVED_S,
 ) -> SparkRun:
     """Ask the service about ``sql`` and return the run (lazy: nothing executes until an action).
 
@@ -193,6 +216,8 @@ def run_sql(
     defaults to the service in this process). Raises ``PushdownError`` when the service refuses the query.
     ``detect``: send the query's undeclared UDFs, regular expressions and the like with a cost
     (``pushdown_client.functions``): True measures Python UDFs, ``"defaults"`` sends first guesses, False nothing.
+    ``min_time_saved_s``: a rewrite predicted to save less executor time than this runs the query as written
+    (``saves_too_little``; 0 runs every rewrite).
     """
     client = client or PushdownClient()
     original = spark.sql(sql)  # analysis only: the caller's views and UDFs, and the output schema to keep
@@ -214,7 +239,9 @@ def run_sql(
     if target is None:  # the rewrite has no Spark SQL form: the query as written, with a warning in the answer
         return SparkRun(spark, answer, original)
     # As written (nothing kept, Spark's own pushdown agrees): the query already analyzed is the one to run.
-    frame = original if target["sql"] in (sql, sent) else conform(spark.sql(target["sql"]), original.schema)
+    if target["sql"] in (sql, sent) or saves_too_little(answer, min_time_saved_s):
+        return SparkRun(spark, answer, original, {}, client if feedback else None, catalog)
+    frame = conform(spark.sql(target["sql"]), original.schema)
     return SparkRun(spark, answer, frame, dict(target.get("conf") or {}), client if feedback else None, catalog)
 
 

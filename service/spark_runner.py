@@ -30,6 +30,7 @@ def run_sql(
     context: Mapping[str, str] | None = None,
     feedback: bool = True,
     detect: bool | str = True,
+    min_time_saved_s: float = _runner.MIN_TIME_SAVED_S,
 ) -> SparkRun:
     """``pushdown_client.spark_runner.run_sql``; without a client, the service in this process answers."""
     return _runner.run_sql(
@@ -42,4 +43,5 @@ def run_sql(
         context=context,
         feedback=feedback,
         detect=detect,
+        min_time_saved_s=min_time_saved_s,
     )

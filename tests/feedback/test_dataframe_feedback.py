@@ -47,7 +47,9 @@ def test_a_dataframe_run_reports_its_rows(
         client = PushdownClient(url)
         for expensive in (udf, None):
             df = pipeline(spark, tables, expensive)
-            run = run_dataframe(df, client=client, functions={udf: {"cost": 5000}}, catalog=statistics)
+            run = run_dataframe(
+                df, client=client, functions={udf: {"cost": 5000}}, catalog=statistics, min_time_saved_s=0
+            )
             assert run.as_written is (expensive is None)
             run.collect()
             assert run.actual is not None
@@ -77,6 +79,7 @@ def test_the_next_optimize_of_the_same_pipeline_estimates_from_the_rows_a_datafr
             run = run_dataframe(
                 df,
                 client=client,
+                min_time_saved_s=0,  # test data: milliseconds saved, below the runner's default floor
                 functions={udf: {"cost": 5000}},
                 catalog=statistics,
                 context={"pipeline": "nightly", "task": "dataframe", "run": day},
@@ -124,7 +127,11 @@ def test_a_dataframe_run_reports_what_the_same_query_in_sql_reports(
     with serve(app) as url, httpx.Client(base_url=url, timeout=30) as http:
         client = PushdownClient(url)
         frame = run_dataframe(
-            pipeline(spark, tables, udf), client=client, functions={udf: {"cost": 5000}}, catalog=statistics
+            pipeline(spark, tables, udf),
+            client=client,
+            functions={udf: {"cost": 5000}},
+            catalog=statistics,
+            min_time_saved_s=0,
         )
         text = run_sql(spark, sql, client=client, catalog=CATALOG, functions={"even": {"cost": 5000}}, detect=False)
         assert sorted(map(tuple, frame.collect())) == sorted(map(tuple, text.collect()))

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 
 from api.app import create_app
 from pushdown_client.calibration import calibrate
+from pushdown_client.spark_runner import MIN_TIME_SAVED_S
 from service.client import PushdownClient
 from service.settings import Settings
 from service.spark_runner import run_sql
@@ -144,7 +145,9 @@ def test_a_cheap_udf_measured_cheap_is_left_where_rule_based_pushdown_puts_it(wo
     # as written; the comparison of the two measured costs is what is tested here
     keep_any = {"min_savings": 0}
     cheap = run_sql(spark, WIDE.format(udf="cheap_udf"), client=client, catalog=WIDE_CATALOG, options=keep_any)
-    slow = run_sql(spark, WIDE.format(udf="slow_udf"), client=client, catalog=WIDE_CATALOG, options=keep_any)
+    slow = run_sql(
+        spark, WIDE.format(udf="slow_udf"), client=client, catalog=WIDE_CATALOG, options=keep_any, min_time_saved_s=0
+    )
     cheap_cost = client.sent[0]["functions"]["cheap_udf"]
     slow_cost = client.sent[1]["functions"]["slow_udf"]
     assert cheap_cost["source"].startswith("measured:") and slow_cost["source"].startswith("measured:")
@@ -158,6 +161,14 @@ def test_a_cheap_udf_measured_cheap_is_left_where_rule_based_pushdown_puts_it(wo
     _, calls = udfs.count(slow.collect)
     joined = spark.sql("SELECT count(*) FROM cost_ords o JOIN cost_custs c ON o.o_custkey = c.c_custkey").first()[0]
     assert calls == joined == 3997  # above the join, on its output (3 orders have no customer)
+
+    # the runner's default floor: 3 calls saved (about 1.5 ms of executor time) do not pay for a barrier, so the
+    # answer still holds the UDF above the join and the query runs as written
+    floor = run_sql(spark, WIDE.format(udf="slow_udf"), client=client, catalog=WIDE_CATALOG, options=keep_any)
+    assert floor.answer["spark"]["barriers"] == ["slow_udf(o.o_comment)"]
+    assert floor.answer["cost"]["time_saved_vs_baseline_s"]["estimate"] < MIN_TIME_SAVED_S
+    _, calls = udfs.count(floor.collect)
+    assert calls == 4000
 
 
 def test_defaults_only_and_detection_off(world):
@@ -229,14 +240,15 @@ def test_a_dataframe_udf_nobody_declared_is_measured_placed_and_then_learned(
     app = create_app(make_settings(data_dir=tmp_path / "data"))
     with serve(app) as url:
         client = Recording(url=url)
-        first = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)  # statistics per leaf label
+        # every rewrite runs (min_time_saved_s=0): the join saves 3 calls, far below the runner's default floor
+        first = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG, min_time_saved_s=0)
         sent = costs(first.answer)["__pushdown_udf_slow_udf"]
         assert sent["source"].startswith("measured:")
         assert first.answer["cost"]["time_saved_vs_baseline_s"]["estimate"] > 0
         rows, calls = udfs.count(first.collect)
         assert calls == 3997  # on the join's output
         assert first.actual is not None
-        second = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG)
+        second = run_dataframe(pipeline(), client=client, catalog=WIDE_CATALOG, min_time_saved_s=0)
     _, alone = udfs.count(pipeline().collect)
     assert alone == 4000  # Spark alone: below the join
     assert sorted(rows) == sorted(pipeline().collect())
@@ -357,13 +369,13 @@ def test_a_misleading_sample_is_corrected_by_the_runs_feedback(
     app = create_app(make_settings(data_dir=tmp_path / "data"))
     with serve(app) as url:
         client = PushdownClient(url)
-        first = run_sql(spark, MISLEADING, client=client, catalog=MIS_CATALOG)
+        first = run_sql(spark, MISLEADING, client=client, catalog=MIS_CATALOG, min_time_saved_s=0)
         sample = costs(first.answer)["active_cust"]
         assert first.answer["spark"]["barriers"] == []
         first_rows, first_calls = udfs.count(first.collect)
         assert first_calls == 8000  # below the join, on every order
         assert first.actual is not None
-        second = run_sql(spark, MISLEADING, client=client, catalog=MIS_CATALOG)
+        second = run_sql(spark, MISLEADING, client=client, catalog=MIS_CATALOG, min_time_saved_s=0)
     assert sample["source"].startswith("measured:")
     assert second.answer["spark"]["barriers"] == ["cheap_udf(o.o_comment)"]
     joined = spark.sql(

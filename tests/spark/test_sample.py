@@ -78,7 +78,9 @@ def test_a_dataframe_sample_keeps_its_rows(parquet):
     the same rows. (PySpark's ``df.sample(0.3, seed=7)`` ignores the seed and draws other rows on every call.)"""
     original = sampled_pipeline(parquet)
     assert [n["seed"] for n in node_dicts(translate(original).plan) if n["op"] == "sample"] == [7]
-    optimized = optimize_dataframe(original, client=PushdownClient(), functions={"<lambda>": {"cost": 5000}})
+    optimized = optimize_dataframe(
+        original, client=PushdownClient(), functions={"<lambda>": {"cost": 5000}}, min_time_saved_s=0
+    )
     assert optimized is not original
     assert "Sample 0.0, 0.3, false, 7," in optimized._jdf.queryExecution().analyzed().toString()
     assert optimized.schema == original.schema  # names, order, types, nullability
@@ -93,6 +95,6 @@ def test_a_sample_fraction_sql_cannot_spell_exactly_stays_inside_a_leaf(parquet)
     original = spark.read.parquet(str(root / "orders")).sample(fraction=0.4494910647887381, seed=3)
     original = original.filter("o_totalprice > 100").select("o_id", "o_comment")
     assert not [n for n in node_dicts(translate(original).plan) if n["op"] == "sample"]
-    optimized = optimize_dataframe(original, client=PushdownClient())
+    optimized = optimize_dataframe(original, client=PushdownClient(), min_time_saved_s=0)
     assert optimized.schema == original.schema
     assert rows(optimized.collect()) == rows(original.collect())
