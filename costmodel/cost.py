@@ -143,6 +143,8 @@ class CostModel:
         model found."""
         model = CostModel(self.catalog, self.options, estimator, self.tracked)
         model._base = self
+        # a join's keys and residual depend on its condition and its left input's columns, not on a selectivity
+        model.join_keys = self.join_keys
         return model
 
     def drop_unread(self, drops: dict[str, frozenset[int]]) -> None:
@@ -220,11 +222,9 @@ class CostModel:
             if id(current) in memo:
                 stack.pop()
                 continue
-            kids = children(current)
-            if not all(id(kid) in memo for kid in kids):
-                for kid in reversed(kids):
-                    if id(kid) not in memo:
-                        stack.append(kid)
+            missing = [kid for kid in children(current) if id(kid) not in memo]
+            if missing:
+                stack.extend(reversed(missing))
                 continue
             stack.pop()
             memo[id(current)] = (current, self._estimate(current))

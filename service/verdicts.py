@@ -66,6 +66,8 @@ def verdict(row: dict[str, Any], decided: dict[str, Any] | None = None) -> dict[
 
 def _logged(row: dict[str, Any]) -> dict[str, Any]:
     """The row without tests logged as null (a cost the engine did not compute)."""
+    if None not in row.values():  # the engine's rows: every test it logs it computed
+        return row
     return {key: value for key, value in row.items() if value is not None}
 
 
