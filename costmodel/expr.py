@@ -303,11 +303,21 @@ def has_aggregate_or_window(expr: Expr) -> bool:
     >>> has_aggregate_or_window(Call(">", (Column("v", 1), Call("min", (Column("v", 1),)))))
     True
     """
+    return any_call(expr, _aggregate_or_window)
+
+
+def _aggregate_or_window(node: Call) -> bool:
+    return node.fn in AGGREGATES or node.fn in WINDOW_ONLY
+
+
+def any_call(expr: Expr, test: Callable[[Call], bool]) -> bool:
+    """Whether ``test`` holds for a call in ``expr``, a subquery's arguments included (not its plan). One loop
+    for the questions the passes ask of every conjunct (``has_aggregate_or_window``, ``can_raise``)."""
     stack: list[Expr] = [expr]
     while stack:
         node = stack.pop()
         if isinstance(node, Call):
-            if node.fn in AGGREGATES or node.fn in WINDOW_ONLY:
+            if test(node):
                 return True
             stack.extend(node.args)
         elif isinstance(node, Subquery):

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from costmodel.expr import Call, Column, Expr, Literal, Subquery
+from costmodel.expr import Call, Column, Expr, Literal, any_call
 from costmodel.expr_names import DIVISIONS, RAISING, STRING_TYPES
 
 
@@ -24,16 +24,7 @@ def can_raise(expr: Expr) -> bool:
     bad input). Arithmetic overflow is not counted; see docs/legality.md. A loop of its own, not ``walk``
     (as ``column_ids``): legality, inference and ordering ask it of every conjunct, some at every join.
     """
-    stack: list[Expr] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Call):
-            if _call_raises(node):
-                return True
-            stack.extend(node.args)
-        elif isinstance(node, Subquery):
-            stack.extend(node.args)
-    return False
+    return any_call(expr, _call_raises)
 
 
 def _call_raises(node: Call) -> bool:
