@@ -20,9 +20,9 @@ def test_a_fast_row_function_is_timed_on_its_sample_cycled_and_returns_each_row_
         return x % 2 == 0
 
     returned: list[Any] = []
-    runs = time_calls(f, [(i,) for i in range(20)], False, budget_s=1.0, results=returned, timed_s=0.02)
+    runs = time_calls(f, [(i,) for i in range(20)], False, budget_s=1.0, results=returned, timed_s=0.2)
     assert returned == [i % 2 == 0 for i in range(20)]  # each sampled row once, in order
-    assert len(seen) > 5 * 20  # the sample, cycled well beyond one pass
+    assert len(seen) > 2 * 20  # the sample, cycled beyond one pass (so long as a first call takes under 5 ms)
     assert len(runs) == 5
 
 
