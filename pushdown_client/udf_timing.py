@@ -58,9 +58,9 @@ def reference_seconds() -> float:
     return took
 
 
-def machine_speed(chunks: list[float], references: list[float]) -> list[float]:
-    """Each chunk's time per call at the machine's own speed: over the fixed work's time beside it, times the
-    fastest the work has run in this process.
+def machine_speed(chunks: list[float], references: list[float], fastest: float) -> list[float]:
+    """Each chunk's time per call at the machine's own speed: over the fixed work's time beside it, times
+    ``fastest``, the fastest the work has run in this process (``_Reference.fastest``).
 
     This VM's Python speed drifts up to twice within seconds (as bench/engine_instructions.py found of the
     engine), so a chunk timed in a slow second priced a UDF up to twice too dear: one function, measured right
@@ -68,11 +68,9 @@ def machine_speed(chunks: list[float], references: list[float]) -> list[float]:
     the fixed work timed beside it alike; interference only ever adds time, so the fastest is the machine's own
     speed, the one the executors' calls measured (learned-costs bench, quiet).
 
-    >>> _Reference.fastest = 0.002
-    >>> machine_speed([2e-5, 3e-5], [0.002, 0.003])
+    >>> machine_speed([2e-5, 3e-5], [0.002, 0.003], 0.002)
     [2e-05, 2e-05]
     """
-    fastest = _Reference.fastest
     return [chunk * fastest / ref for chunk, ref in zip(chunks, references, strict=True)]
 
 
@@ -212,7 +210,7 @@ def time_calls(
             results.extend(out[: len(rows) - len(results)])
         if time.perf_counter() > deadline:
             break
-    return machine_speed(runs, references)
+    return machine_speed(runs, references, _Reference.fastest)
 
 
 def _time_batches(
@@ -241,7 +239,7 @@ def _time_batches(
         references.append(reference_seconds())
         if time.perf_counter() > deadline:
             break
-    return machine_speed(runs, references)
+    return machine_speed(runs, references, _Reference.fastest)
 
 
 def sampled_selectivity(results: list[Any]) -> float | None:
