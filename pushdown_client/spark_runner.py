@@ -240,9 +240,10 @@ def run_sql(
         return SparkRun(spark, answer, original)
     # As written (nothing kept, Spark's own pushdown agrees): the query already analyzed is the one to run.
     if target["sql"] in (sql, sent) or saves_too_little(answer, min_time_saved_s):
-        return SparkRun(spark, answer, original, {}, client if feedback else None, catalog)
-    frame = conform(spark.sql(target["sql"]), original.schema)
-    return SparkRun(spark, answer, frame, dict(target.get("conf") or {}), client if feedback else None, catalog)
+        frame, conf = original, {}
+    else:
+        frame, conf = conform(spark.sql(target["sql"]), original.schema), dict(target.get("conf") or {})
+    return SparkRun(spark, answer, frame, conf, client if feedback else None, catalog)
 
 
 def conform(frame: DataFrame, schema: Any) -> DataFrame:
