@@ -88,7 +88,9 @@ def statistics() -> dict[str, Any]:
 
 def run(world: Any, df: Any, cost: float) -> Any:
     _, _, udf, _ = world
-    return run_dataframe(df, client=PushdownClient(), functions={udf: {"cost": cost}}, catalog=statistics())
+    return run_dataframe(
+        df, client=PushdownClient(), functions={udf: {"cost": cost}}, catalog=statistics(), min_time_saved_s=0
+    )
 
 
 def counted(world: Any, action: Any) -> tuple[Any, int]:
@@ -142,7 +144,9 @@ def test_a_cheap_udf_is_left_where_spark_puts_it_and_the_dataframe_is_the_origin
 def test_optimize_dataframe_returns_the_rewritten_dataframe(world):
     original = pipeline(world, early=False)
     _, _, udf, _ = world
-    optimized = optimize_dataframe(original, client=PushdownClient(), functions={"looks_fine": {"cost": EXPENSIVE}})
+    optimized = optimize_dataframe(
+        original, client=PushdownClient(), functions={"looks_fine": {"cost": EXPENSIVE}}, min_time_saved_s=0
+    )
     assert optimized is not original and optimized.schema == original.schema
     got, calls = counted(world, optimized.collect)
     assert calls == joined_rows(world)

@@ -76,7 +76,7 @@ def udf_placement(df: Any) -> tuple[list[bool], bool]:
 
 
 def run(spark: Any, sql: str, tables: dict[str, Any]) -> Any:
-    return run_sql(spark, sql, client=PushdownClient(), catalog=tables, functions=FUNCTIONS)
+    return run_sql(spark, sql, client=PushdownClient(), catalog=tables, functions=FUNCTIONS, min_time_saved_s=0)
 
 
 @pytest.mark.parametrize(

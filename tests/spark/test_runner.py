@@ -39,7 +39,7 @@ def settings(spark: Any) -> dict[str, str]:
 
 
 def run(spark: Any) -> Any:
-    return run_sql(spark, SQL, client=PushdownClient(), catalog=catalog(), functions=FUNCTIONS)
+    return run_sql(spark, SQL, client=PushdownClient(), catalog=catalog(), functions=FUNCTIONS, min_time_saved_s=0)
 
 
 def rows(values: Any) -> Counter:
