@@ -181,7 +181,8 @@ MIN_TIME_SAVED_S = 0.1
 
 def saves_too_little(answer: Mapping[str, Any], floor_s: float = MIN_TIME_SAVED_S) -> bool:
     """Whether the answer's predicted executor time saved against Spark's own placement is below ``floor_s``;
-    never for a saving in default units (no calibration of the session: no clock to hold it to).
+    never for a saving in default units (no calibration of the session: no clock to hold it to). Says so in the
+    log when it is: the answer still shows the rewrite, and the caller's query is what runs.
 
     >>> def answer(estimate, source="measured: spark.range filter count"):
     ...     return {"cost": {"time_saved_vs_baseline_s": {"estimate": estimate, "unit_source": source}}}
@@ -191,7 +192,16 @@ def saves_too_little(answer: Mapping[str, Any], floor_s: float = MIN_TIME_SAVED_
     saved = (answer.get("cost") or {}).get("time_saved_vs_baseline_s") or {}
     if saved.get("unit_source", "default") == "default" or saved.get("estimate") is None:
         return False
-    return float(saved["estimate"]) < floor_s
+    too_little = float(saved["estimate"]) < floor_s
+    if too_little:
+        logger.info(
+            "request %s: running the query as written: the rewrite is predicted to save %.3g s, below "
+            "min_time_saved_s=%g",
+            answer.get("request_id"),
+            float(saved["estimate"]),
+            floor_s,
+        )
+    return too_little
 
 
 def run_sql(

@@ -5,6 +5,7 @@ left where rule-based pushdown puts it; after a run, the service prices it from 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -136,7 +137,7 @@ def test_an_undeclared_slow_udf_is_measured_and_held_above_a_selective_join(worl
     assert alone > 10 * calls
 
 
-def test_a_cheap_udf_measured_cheap_is_left_where_rule_based_pushdown_puts_it(world):
+def test_a_cheap_udf_measured_cheap_is_left_where_rule_based_pushdown_puts_it(world, caplog):
     """Over a join that drops 0.1 % of the rows, evaluating a cheap UDF below the join costs less than the rows
     it would save the join; a slow one costs more. Both measured, neither declared."""
     spark, udfs = world
@@ -164,7 +165,9 @@ def test_a_cheap_udf_measured_cheap_is_left_where_rule_based_pushdown_puts_it(wo
 
     # the runner's default floor: 3 calls saved (about 1.5 ms of executor time) do not pay for a barrier, so the
     # answer still holds the UDF above the join and the query runs as written
-    floor = run_sql(spark, WIDE.format(udf="slow_udf"), client=client, catalog=WIDE_CATALOG, options=keep_any)
+    with caplog.at_level(logging.INFO, logger="pushdown_client.spark_runner"):
+        floor = run_sql(spark, WIDE.format(udf="slow_udf"), client=client, catalog=WIDE_CATALOG, options=keep_any)
+    assert "running the query as written" in caplog.text and "min_time_saved_s=0.1" in caplog.text
     assert floor.answer["spark"]["barriers"] == ["slow_udf(o.o_comment)"]
     assert floor.answer["cost"]["time_saved_vs_baseline_s"]["estimate"] < MIN_TIME_SAVED_S
     _, calls = udfs.count(floor.collect)
