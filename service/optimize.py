@@ -7,7 +7,8 @@ The HTTP route and the heavy-request workers answer a body with ``answer_body``,
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -311,6 +312,7 @@ class OptimizeService:
                 float(threshold),
             )
         if request.sql is not None:
+            response["sql"] = self._portable_sql(request, response)
             one_to_run(response, request.dialect)
         statistics = [used_statistics(name, stored, _resolved_by(name, given)) for name, stored in used]
         response["warnings"] = [*response.get("warnings", []), *filter(None, map(change_warning, statistics))]
@@ -341,8 +343,7 @@ class OptimizeService:
         self, request: OptimizeInput, engine: Engine = optimize_wire_brief, parsed: Any = None
     ) -> tuple[dict[str, Any], FullParts]:
         try:  # imported here: SQL support is optional and may not be installed
-            from service.sql import plan_to_sql, sql_to_plan
-            from service.sql.errors import SqlError
+            from service.sql import sql_to_plan
         except ImportError as exc:  # absent, or present but unfinished
             if not (exc.name or "").startswith("service.sql"):
                 raise
@@ -351,10 +352,36 @@ class OptimizeService:
                 "sql_unavailable", "SQL input is not available in this build; send a plan", "$.sql"
             ) from None
         assert request.sql is not None  # the caller checked
-        try:
+        with self._said_of_the_sql(request):
             plan = sql_to_plan(request.sql, request.catalog, dialect=request.dialect, parsed=parsed)
             response, parts = engine(plan, request.catalog, request.options)
-            response["sql"] = plan_to_sql(response["plan"], request.dialect, source=request.sql)  # keeps hints
+        # its place among the answer's members; written by _portable_sql once the spark object says whether the
+        # plan needs rendering at all
+        response["sql"] = None
+        return response, parts
+
+    def _portable_sql(self, request: OptimizeInput, response: dict[str, Any]) -> str:
+        """The answer's plan as SQL in the request's dialect (``sql_portable``; hints kept). Where Spark runs the
+        query as written, ``one_to_run`` makes both ``sql`` and ``sql_portable`` the query as written, so the
+        plan's rendering would be thrown away: it is not made."""
+        from service.sql import plan_to_sql
+
+        assert request.sql is not None  # the caller checked
+        spark = response.get("spark")
+        if request.dialect == "spark" and isinstance(spark, dict) and spark.get("as_written"):
+            written: str = spark["sql"]
+            return written
+        with self._said_of_the_sql(request):
+            return plan_to_sql(response["plan"], request.dialect, source=request.sql)
+
+    @contextmanager
+    def _said_of_the_sql(self, request: OptimizeInput) -> Iterator[None]:
+        """The adapter's and the engine's errors about a SQL request, said about its SQL."""
+        from service.sql.errors import SqlError
+
+        assert request.sql is not None  # the caller checked
+        try:
+            yield
         except SqlError as exc:
             # line and column say where in the SQL; an unknown column's own name moves to "name"
             analyzed = self._analyzed_names()
@@ -367,7 +394,6 @@ class OptimizeService:
             if exc.code != "unknown_table" or not (exc.path or "").startswith("$.plan"):
                 raise
             raise engine_unknown_table(exc, request.sql, request.dialect, self._analyzed_names()) from exc
-        return response, parts
 
     def _analyzed_names(self) -> list[str]:
         """The analyzed tables' names, for an error about a table nobody described (none if the store fails)."""
