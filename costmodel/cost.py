@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from costmodel.carry import CHARGED, carried_path
 from costmodel.catalog import Catalog
@@ -49,8 +48,11 @@ from costmodel.rounding import rounded
 MAX_ESTIMATE: Final = 1e30
 
 
-@dataclass(frozen=True, slots=True)
-class NodeCost:
+class NodeCost(NamedTuple):
+    """A node's cost row. A named tuple, not a frozen dataclass: every node estimate (placement's candidates, the
+    what-if models) makes one, and a frozen dataclass sets each of its eight fields through ``object.__setattr__``,
+    where a tuple is built in one step."""
+
     id: str
     operator: str
     rows_in: float
@@ -76,9 +78,9 @@ def _round(x: float) -> float:
     return rounded(x, 4) if abs(x) < 1000 else rounded(x, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class RowEstimate:
-    """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters."""
+class RowEstimate(NamedTuple):
+    """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters (a named tuple,
+    as ``NodeCost``: one per node estimate)."""
 
     cost: NodeCost
     ndv: dict[int, float]
