@@ -224,9 +224,11 @@ class CostModel:
             if id(current) in memo:
                 stack.pop()
                 continue
-            missing = [kid for kid in children(current) if id(kid) not in memo]
-            if missing:
-                stack.extend(reversed(missing))
+            waiting = len(stack)
+            for kid in reversed(children(current)):
+                if id(kid) not in memo:
+                    stack.append(kid)
+            if len(stack) > waiting:  # an input not estimated yet: it goes first
                 continue
             stack.pop()
             memo[id(current)] = (current, self._estimate(current))
