@@ -327,8 +327,13 @@ class CostModel:
         """``node``'s estimate; its inputs' are known (``_est``). A union of 2,000 branches is estimated once
         per candidate placement, so its inputs are looked up once, for the kind's hook and ``make`` both."""
         memo = self._memo
-        kid_ests = [memo[id(kid)][1] for kid in children(node)]
-        inputs = tuple([kid.cost.rows_out for kid in kid_ests])
+        kid_ests: list[RowEstimate] = []
+        rows: list[float] = []
+        for kid in children(node):  # one loop for both (a comprehension is a call of its own)
+            estimate = memo[id(kid)][1]
+            kid_ests.append(estimate)
+            rows.append(estimate.cost.rows_out)
+        inputs = tuple(rows)
         self._kids_of, self._kids = node, kid_ests
         self._recount = self._counted.get(id(node)) is node
         try:
