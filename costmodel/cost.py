@@ -15,8 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from costmodel.carry import CHARGED, carried_path
 from costmodel.catalog import Catalog
@@ -49,8 +48,11 @@ from costmodel.rounding import rounded
 MAX_ESTIMATE: Final = 1e30
 
 
-@dataclass(frozen=True, slots=True)
-class NodeCost:
+class NodeCost(NamedTuple):
+    """A node's cost row. A named tuple, not a frozen dataclass: every node estimate (placement's candidates, the
+    what-if models) makes one, and a frozen dataclass sets each of its eight fields through ``object.__setattr__``,
+    where a tuple is built in one step."""
+
     id: str
     operator: str
     rows_in: float
@@ -76,9 +78,9 @@ def _round(x: float) -> float:
     return rounded(x, 4) if abs(x) < 1000 else rounded(x, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class RowEstimate:
-    """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters."""
+class RowEstimate(NamedTuple):
+    """A subtree's row estimate: its cost row, the NDVs of its columns, and its rows before filters (a named tuple,
+    as ``NodeCost``: one per node estimate)."""
 
     cost: NodeCost
     ndv: dict[int, float]
@@ -222,9 +224,11 @@ class CostModel:
             if id(current) in memo:
                 stack.pop()
                 continue
-            missing = [kid for kid in children(current) if id(kid) not in memo]
-            if missing:
-                stack.extend(reversed(missing))
+            waiting = len(stack)
+            for kid in reversed(children(current)):
+                if id(kid) not in memo:
+                    stack.append(kid)
+            if len(stack) > waiting:  # an input not estimated yet: it goes first
                 continue
             stack.pop()
             memo[id(current)] = (current, self._estimate(current))
@@ -323,8 +327,13 @@ class CostModel:
         """``node``'s estimate; its inputs' are known (``_est``). A union of 2,000 branches is estimated once
         per candidate placement, so its inputs are looked up once, for the kind's hook and ``make`` both."""
         memo = self._memo
-        kid_ests = [memo[id(kid)][1] for kid in children(node)]
-        inputs = tuple([kid.cost.rows_out for kid in kid_ests])
+        kid_ests: list[RowEstimate] = []
+        rows: list[float] = []
+        for kid in children(node):  # one loop for both (a comprehension is a call of its own)
+            estimate = memo[id(kid)][1]
+            kid_ests.append(estimate)
+            rows.append(estimate.cost.rows_out)
+        inputs = tuple(rows)
         self._kids_of, self._kids = node, kid_ests
         self._recount = self._counted.get(id(node)) is node
         try:

@@ -121,11 +121,14 @@ class Materializer:
         while queue:
             _, node_id = heappop(queue)
             node = self._by_id[node_id]
-            ids = tuple([kid.id for kid in children(node)])
-            if len(ids) > 8:  # a union of thousands of inputs: looked up in C
-                kids = tuple(map((base.tops | rebuilt).__getitem__, ids))
+            inputs = children(node)
+            if len(inputs) > 8:  # a union of thousands of inputs: looked up in C
+                kids = tuple(map((base.tops | rebuilt).__getitem__, [kid.id for kid in inputs]))
             else:
-                kids = tuple(rebuilt[i] if i in rebuilt else base.tops[i] for i in ids)
+                found: list[Node] = []
+                for kid in inputs:  # a loop, not a generator: most nodes have one or two inputs
+                    found.append(rebuilt[kid.id] if kid.id in rebuilt else base.tops[kid.id])
+                kids = tuple(found)
             top = self._assemble(
                 node,
                 kids,
@@ -165,7 +168,7 @@ class Materializer:
                 for child in reversed(children(current)):
                     stack.append((child, False))
                 continue
-            kids = tuple(tops[child.id] for child in children(current))
+            kids = tuple([tops[child.id] for child in children(current)])
             tops[current.id] = self._assemble(
                 current,
                 kids,
@@ -187,7 +190,7 @@ class Materializer:
     ) -> Node:
         key = (
             node.id,
-            tuple([id(kid) for kid in kids]),
+            tuple(map(id, kids)),
             _adds_key(scan_adds) if scan_adds else (),
             _adds_key(on_adds) if on_adds else (),
             _adds_key(above) if above else (),

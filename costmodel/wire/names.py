@@ -23,20 +23,12 @@ class NameIndex:
         first: dict[int, Field] = {}
         for f in scope:
             cid = f.cid
-            if cid not in first:
-                first[cid] = f
-            _add(by_name, f.name.lower(), cid)
-            if f.qualifier:
-                _add(by_name, f"{f.qualifier}.{f.name}".lower(), cid)
+            first.setdefault(cid, f)
+            name = f.name.lower()
+            for key in (name, f"{f.qualifier}.{f.name}".lower()) if f.qualifier else (name,):
+                if by_name.setdefault(key, cid) != cid:  # a spelling that names two columns names none
+                    by_name[key] = None
         return NameIndex(by_name, first)
-
-
-def _add(by_name: dict[str, int | None], key: str, cid: int | None) -> None:
-    """``key`` names ``cid`` too: None (several columns) once it names two."""
-    if key not in by_name:
-        by_name[key] = cid
-    elif by_name[key] != cid:
-        by_name[key] = None
 
 
 class Namer:
